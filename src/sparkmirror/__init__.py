@@ -1,0 +1,3 @@
+"""sparkmirror: MirrorMaker 2 compatible Kafka replication on Apache Spark."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from sparkmirror.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""Command line: thin commands over runtime/ and embedded/."""

@@ -1,0 +1,1 @@
+"""Control plane: observe -> plan (pure) -> apply."""

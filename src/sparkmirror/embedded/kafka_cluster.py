@@ -1,0 +1,193 @@
+"""LocalKafkaCluster: one single-node KRaft Kafka (combined broker + controller) on loopback ports.
+
+Started from the Maven-resolved jars with `kafka.Kafka`, storage formatted in a temp folder first.
+Used by the demo and the tests; any number can run side by side.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from importlib import resources
+from pathlib import Path
+
+from sparkmirror.embedded import jars
+from sparkmirror.errors import ClusterUnreachableError, EmbeddedSetupError
+
+logger = logging.getLogger(__name__)
+
+START_TIMEOUT_S = 90.0
+STOP_TIMEOUT_S = 20.0
+DEFAULT_HEAP = "384m"
+_JVM_FLAGS = ["-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true",
+              "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
+
+
+def free_port() -> int:
+    """A currently free loopback TCP port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _server_properties(node_dir: Path, port: int, controller_port: int, extra: dict[str, str]) -> str:
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs": str(node_dir / "data"),
+        "num.partitions": "1",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "3",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.num.partitions": "3",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        "num.network.threads": "2",
+        "num.io.threads": "2",
+        "log.cleaner.dedupe.buffer.size": "8388608",
+        "auto.create.topics.enable": "false",
+        **extra,
+    }
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+class LocalKafkaCluster:
+    """A single-node KRaft cluster in a subprocess; use as a context manager or call start()/stop()."""
+
+    def __init__(self, name: str = "kafka", heap: str = DEFAULT_HEAP, keep_logs: bool = False,
+                 broker_config: dict[str, str] | None = None) -> None:
+        self.name = name
+        self.heap = heap
+        self.keep_logs = keep_logs
+        self.broker_config = dict(broker_config or {})
+        self.port = 0
+        self.controller_port = 0
+        self.dir: Path | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def log_file(self) -> Path:
+        assert self.dir is not None
+        return self.dir / "logs" / "server.log"
+
+    def _java(self, main: str, *args: str, heap: str) -> list[str]:
+        cp = os.pathsep.join(str(p) for p in jars.classpath("kafka"))
+        log_cfg = resources.files("sparkmirror.embedded").joinpath("broker-log4j2.properties")
+        assert self.dir is not None
+        return [jars.java_executable(), f"-Xms{heap}", f"-Xmx{heap}", *_JVM_FLAGS,
+                f"-Dlog4j2.configurationFile={log_cfg}", f"-Dkafka.logs.dir={self.dir / 'logs'}",
+                "-cp", cp, main, *args]
+
+    def start_process(self) -> None:
+        """Format storage and launch the broker, without waiting for it (see wait_ready)."""
+        self.dir = Path(tempfile.mkdtemp(prefix=f"sparkmirror-{self.name}-"))
+        (self.dir / "logs").mkdir()
+        self.port, self.controller_port = free_port(), free_port()
+        config = self.dir / "server.properties"
+        config.write_text(_server_properties(self.dir, self.port, self.controller_port, self.broker_config))
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        fmt = subprocess.run(self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c",
+                                        str(config), heap="128m"),
+                             capture_output=True, text=True, timeout=120)
+        if fmt.returncode != 0:
+            raise EmbeddedSetupError(f"formatting storage of local cluster '{self.name}' failed:\n"
+                                     f"{fmt.stdout}{fmt.stderr}")
+        out = open(self.dir / "logs" / "stdout.log", "wb")  # noqa: SIM115 - owned by the process
+        self._proc = subprocess.Popen(self._java("kafka.Kafka", str(config), heap=self.heap),
+                                      stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        out.close()
+
+    def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Block until an admin metadata call answers; raise with the broker log tail otherwise."""
+        from sparkmirror.kafka.admin import ClusterAdmin  # noqa: PLC0415 - keep confluent_kafka lazy
+
+        deadline = time.monotonic() + timeout_s
+        admin = ClusterAdmin(self.name, {"bootstrap.servers": self.bootstrap_servers})
+        while True:
+            if self._proc is None or self._proc.poll() is not None:
+                raise EmbeddedSetupError(f"local cluster '{self.name}' exited during start-up:\n{self.log_tail()}")
+            try:
+                admin.probe(timeout_s=2.0)
+                return
+            except ClusterUnreachableError:
+                if time.monotonic() > deadline:
+                    raise EmbeddedSetupError(f"local cluster '{self.name}' not ready after {timeout_s:.0f} s:\n"
+                                             f"{self.log_tail()}") from None
+
+    def start(self) -> LocalKafkaCluster:
+        self.start_process()
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        logger.info("local cluster %s ready at %s", self.name, self.bootstrap_servers)
+        return self
+
+    def log_tail(self, lines: int = 40) -> str:
+        if self.dir is None:
+            return ""
+        chunks = []
+        for f in (self.dir / "logs" / "stdout.log", self.log_file):
+            if f.is_file():
+                chunks.append("\n".join(f.read_text(errors="replace").splitlines()[-lines:]))
+        return "\n".join(chunks)
+
+    def kill(self) -> None:
+        """SIGKILL the broker (a crash, for failover tests); the folder stays until stop()."""
+        if self._proc is not None and self._proc.poll() is None:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+            self._proc.wait()
+
+    def stop(self) -> None:
+        """Stop the broker (SIGTERM, then SIGKILL) and remove its folder unless keep_logs."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._proc = None
+        if self.dir is not None and not self.keep_logs:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> LocalKafkaCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_clusters(names: list[str], **kwargs: object) -> list[LocalKafkaCluster]:
+    """Start several clusters in parallel (their JVMs boot concurrently)."""
+    clusters = [LocalKafkaCluster(n, **kwargs) for n in names]  # type: ignore[arg-type]
+    try:
+        for c in clusters:
+            c.start_process()
+        for c in clusters:
+            c.wait_ready()
+    except BaseException:
+        for c in clusters:
+            c.stop()
+        raise
+    return clusters

@@ -1,0 +1,49 @@
+"""One root exception; every message names what failed and, where known, how to fix it."""
+
+from __future__ import annotations
+
+
+class SparkmirrorError(Exception):
+    """Root of every error sparkmirror raises on purpose."""
+
+
+class ConfigError(SparkmirrorError):
+    """The properties file is unusable; carries every problem found, not just the first."""
+
+    def __init__(self, problems: list[str] | str, source: str | None = None) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.source = source
+        where = f" in {source}" if source else ""
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"invalid configuration{where}:\n{lines}")
+
+
+class ClusterUnreachableError(SparkmirrorError):
+    """A cluster named in the config did not answer a metadata request."""
+
+    def __init__(self, alias: str, bootstrap_servers: str, cause: str) -> None:
+        self.alias = alias
+        self.bootstrap_servers = bootstrap_servers
+        super().__init__(
+            f"cluster '{alias}' is unreachable at bootstrap.servers={bootstrap_servers}: {cause}. "
+            f"Check '{alias}.bootstrap.servers' in the properties file, and that those brokers are up "
+            f"and reachable from this machine."
+        )
+
+
+class AdminOperationError(SparkmirrorError):
+    """An admin call failed; names the operation and the cluster."""
+
+    def __init__(self, alias: str, operation: str, cause: str, hint: str = "") -> None:
+        self.alias = alias
+        self.operation = operation
+        text = f"{operation} on cluster '{alias}' failed: {cause}"
+        super().__init__(f"{text}. {hint}" if hint else text)
+
+
+class PipelineError(SparkmirrorError):
+    """The record path failed; no offsets past the failure were committed."""
+
+
+class EmbeddedSetupError(SparkmirrorError):
+    """Java, Maven or the cached jars needed for local clusters or Spark are missing."""

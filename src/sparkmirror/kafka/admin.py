@@ -1,0 +1,135 @@
+"""ClusterAdmin: a typed façade over confluent-kafka's AdminClient for one cluster alias.
+
+Every call is wrapped so that a failure names the operation and the cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic, OffsetSpec
+
+from sparkmirror.model import NewTopicSpec
+from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
+
+logger = logging.getLogger(__name__)
+_librdkafka_logger = logging.getLogger("sparkmirror.librdkafka")
+
+PROBE_TIMEOUT_S = 10.0
+CALL_TIMEOUT_S = 30.0
+
+
+class ClusterAdmin:
+    """Admin operations on one cluster, identified by its alias in every error."""
+
+    def __init__(self, alias: str, settings: Mapping[str, str]) -> None:
+        self.alias = alias
+        self.bootstrap_servers = settings.get("bootstrap.servers", "")
+        conf: dict[str, object] = dict(settings)
+        conf.setdefault("socket.connection.setup.timeout.ms", "5000")
+        conf["logger"] = _librdkafka_logger
+        self._admin = AdminClient(conf)
+
+    def probe(self, timeout_s: float = PROBE_TIMEOUT_S) -> None:
+        """Raise ClusterUnreachableError unless a metadata request is answered within the timeout."""
+        try:
+            metadata = self._admin.list_topics(timeout=timeout_s)
+        except KafkaException as exc:
+            raise ClusterUnreachableError(self.alias, self.bootstrap_servers, _describe(exc)) from None
+        if not metadata.brokers:
+            raise ClusterUnreachableError(self.alias, self.bootstrap_servers, "no broker in metadata")
+
+    def topic_partitions(self, timeout_s: float = CALL_TIMEOUT_S) -> dict[str, int]:
+        """Every topic (internal ones too) with its partition count."""
+        try:
+            metadata = self._admin.list_topics(timeout=timeout_s)
+        except KafkaException as exc:
+            raise AdminOperationError(self.alias, "list topics", _describe(exc)) from None
+        return {name: len(t.partitions) for name, t in metadata.topics.items() if t.error is None}
+
+    def create_topics(self, specs: list[NewTopicSpec]) -> dict[str, Exception | None]:
+        """Create topics; per-topic results, an existing topic counting as success."""
+        if not specs:
+            return {}
+        new = [NewTopic(s.name, num_partitions=s.partitions, replication_factor=s.replication_factor)
+               for s in specs]
+        futures = self._admin.create_topics(new, operation_timeout=CALL_TIMEOUT_S, request_timeout=CALL_TIMEOUT_S)
+        results: dict[str, Exception | None] = {}
+        for name, future in futures.items():
+            try:
+                future.result(timeout=CALL_TIMEOUT_S)
+                results[name] = None
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                if isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                    results[name] = None
+                else:
+                    results[name] = AdminOperationError(self.alias, f"create topic '{name}'", _describe(exc),
+                                                        _hint(exc))
+        return results
+
+    def create_partitions(self, totals: dict[str, int]) -> dict[str, Exception | None]:
+        """Raise topics' partition counts to the given totals; per-topic results."""
+        if not totals:
+            return {}
+        futures = self._admin.create_partitions([NewPartitions(t, n) for t, n in totals.items()],
+                                                request_timeout=CALL_TIMEOUT_S)
+        results: dict[str, Exception | None] = {}
+        for name, future in futures.items():
+            try:
+                future.result(timeout=CALL_TIMEOUT_S)
+                results[name] = None
+            except KafkaException as exc:
+                results[name] = AdminOperationError(self.alias, f"add partitions to '{name}'", _describe(exc))
+        return results
+
+    def watermarks(self, topic: str, partitions: int, timeout_s: float = CALL_TIMEOUT_S) -> dict[int, tuple[int, int]]:
+        """(low, high) offsets of each partition; retries while leadership is still settling."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                low = self._list_offsets(topic, partitions, OffsetSpec.earliest(), timeout_s)
+                high = self._list_offsets(topic, partitions, OffsetSpec.latest(), timeout_s)
+                return {p: (low[p], high[p]) for p in range(partitions)}
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                if not _is_transient(err) or time.monotonic() > deadline:
+                    raise AdminOperationError(self.alias, f"list offsets of '{topic}'", _describe(exc)) from None
+                time.sleep(0.2)
+
+    def _list_offsets(self, topic: str, partitions: int, spec: OffsetSpec, timeout_s: float) -> dict[int, int]:
+        request = {TopicPartition(topic, p): spec for p in range(partitions)}
+        futures = self._admin.list_offsets(request, request_timeout=timeout_s)
+        return {tp.partition: f.result(timeout=timeout_s).offset for tp, f in futures.items()}
+
+
+_TRANSIENT_CODES = frozenset({
+    KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
+    KafkaError.REQUEST_TIMED_OUT, KafkaError._TRANSPORT, KafkaError._TIMED_OUT,
+})
+
+
+def _is_transient(err: object) -> bool:
+    """Errors seen while a new topic's leadership settles or a broker reconnects."""
+    return isinstance(err, KafkaError) and (err.retriable() or err.code() in _TRANSIENT_CODES)
+
+
+def _describe(exc: KafkaException) -> str:
+    err = exc.args[0] if exc.args else None
+    if isinstance(err, KafkaError):
+        return f"{err.str()} ({err.name()})"
+    return str(exc)
+
+
+def _hint(exc: KafkaException) -> str:
+    err = exc.args[0] if exc.args else None
+    if isinstance(err, KafkaError) and err.code() == KafkaError.INVALID_REPLICATION_FACTOR:
+        return ("Set 'replication.factor' (or '<source>-><target>.replication.factor') in the properties "
+                "file to at most the number of brokers of the target cluster, or -1 for the broker default")
+    if isinstance(err, KafkaError) and err.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED,
+                                                       KafkaError.CLUSTER_AUTHORIZATION_FAILED):
+        return "Grant this principal CREATE on the target cluster, or create the topic beforehand"
+    return ""

@@ -1,0 +1,46 @@
+"""Frozen value objects shared across layers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class NewTopicSpec:
+    """A topic to create: name, partition count, replication factor (-1 = broker default)."""
+
+    name: str
+    partitions: int
+    replication_factor: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionSummary:
+    """What one task wrote for one source partition in one micro-batch.
+
+    `first_*`/`last_*` pair each record's upstream offset with the offset the target assigned to it
+    (taken from delivery reports), so both pairs are exact offset syncs.
+    """
+
+    topic: str
+    partition: int
+    remote_topic: str
+    records: int
+    bytes: int
+    first_upstream: int
+    last_upstream: int
+    first_downstream: int
+    last_downstream: int
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaRecord:
+    """A record as read back from a cluster (tests, demo, verification)."""
+
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+    timestamp_type: int
+    timestamp: int

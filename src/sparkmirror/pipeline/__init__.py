@@ -1,0 +1,1 @@
+"""The only package that imports pyspark: the record path of each flow."""

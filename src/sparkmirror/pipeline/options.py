@@ -1,0 +1,37 @@
+"""Pure: a flow's settings -> Spark Kafka source options. Unit-tested without a JVM."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+# The Spark Kafka source rejects these consumer settings or sets them itself.
+_SPARK_MANAGED = frozenset({
+    "auto.offset.reset", "enable.auto.commit", "key.deserializer", "value.deserializer",
+    "interceptor.classes", "group.id",
+})
+
+
+def source_options(consumer_settings: Mapping[str, str], topics: list[str],
+                   max_offsets_per_trigger: int | None = None) -> dict[str, str]:
+    """Options for `spark.readStream.format("kafka")` reading the given topics from the start."""
+    opts = {f"kafka.{k}": v for k, v in consumer_settings.items() if k not in _SPARK_MANAGED}
+    opts.update({
+        "subscribe": ",".join(sorted(topics)),
+        "startingOffsets": "earliest",
+        "includeHeaders": "true",
+        "failOnDataLoss": "true",
+    })
+    if max_offsets_per_trigger:
+        opts["maxOffsetsPerTrigger"] = str(max_offsets_per_trigger)
+    return opts
+
+
+def producer_settings(librdkafka_settings: Mapping[str, str]) -> dict[str, str]:
+    """Target producer settings: ordered, idempotent, acks=all, Java-like delivery timeout."""
+    return {
+        "linger.ms": "5",
+        "delivery.timeout.ms": "120000",
+        **librdkafka_settings,
+        "acks": "all",
+        "enable.idempotence": "true",
+    }

@@ -1,0 +1,1 @@
+"""Replication policies and filters: pure naming and selection rules."""

@@ -1,0 +1,1 @@
+"""Wires config, control plane and Spark flows together; owns the process lifecycle."""

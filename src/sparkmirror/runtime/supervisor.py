@@ -1,0 +1,188 @@
+"""Supervisor: checks the clusters, prepares remote topics, starts one Spark query per enabled flow.
+
+It only wires: planning lives in control/, admin I/O in kafka/, the record path in pipeline/.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from sparkmirror.config.mm2 import FlowConfig, MirrorMakerConfig
+from sparkmirror.control.topics import TopicPlan, plan_topics
+from sparkmirror.errors import AdminOperationError, PipelineError
+from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.kafka.clients import librdkafka_settings
+from sparkmirror.model import PartitionSummary
+from sparkmirror.pipeline import options
+from sparkmirror.policy.filters import TopicFilter
+from sparkmirror.policy.replication import policy_for
+from sparkmirror.runtime.progress import FlowProgress
+
+logger = logging.getLogger(__name__)
+
+TOPIC_REFRESH_S = 5.0
+
+
+@dataclass
+class _RunningFlow:
+    flow: FlowConfig
+    progress: FlowProgress
+    plan: TopicPlan | None = None
+    query: object | None = None  # pyspark StreamingQuery
+
+
+class Supervisor:
+    """Runs the enabled flows of one config (optionally only those targeting `target_clusters`)."""
+
+    def __init__(self, config: MirrorMakerConfig, state_dir: Path,
+                 target_clusters: tuple[str, ...] | None = None, until_caught_up: bool = False) -> None:
+        self.config = config
+        self.state_dir = Path(state_dir)
+        self.until_caught_up = until_caught_up
+        self.flows = {f.name: _RunningFlow(f, FlowProgress(f.name))
+                      for f in config.enabled_flows(target_clusters)}
+        self._admins: dict[str, ClusterAdmin] = {}
+        self._stop = threading.Event()
+        self._spark = None
+
+    # -- observe -------------------------------------------------------------------------------------
+    def admin(self, alias: str) -> ClusterAdmin:
+        if alias not in self._admins:
+            cluster = self.config.cluster(alias)
+            self._admins[alias] = ClusterAdmin(alias, librdkafka_settings(cluster.role_settings("admin")))
+        return self._admins[alias]
+
+    def check_clusters(self) -> None:
+        """Probe every cluster the flows touch, in parallel; the first unreachable one is raised."""
+        aliases = sorted({a for rf in self.flows.values() for a in (rf.flow.source, rf.flow.target)})
+        with ThreadPoolExecutor(max_workers=max(1, len(aliases))) as pool:
+            for future in [pool.submit(self.admin(a).probe) for a in aliases]:
+                future.result()
+
+    # -- plan + apply ---------------------------------------------------------------------------------
+    def prepare_topics(self, flow: FlowConfig) -> TopicPlan:
+        """Create missing remote topics (and grow short ones) before any record is written."""
+        source, target = self.admin(flow.source), self.admin(flow.target)
+        plan = plan_topics(source.topic_partitions(), target.topic_partitions(),
+                           TopicFilter(flow.topics, flow.topics_exclude),
+                           policy_for(flow.replication_policy, flow.separator),
+                           target_alias=flow.target, source_alias=flow.source,
+                           replication_factor=flow.replication_factor)
+        failures = {**target.create_topics(list(plan.create)), **target.create_partitions(dict(plan.add_partitions))}
+        errors = [e for e in failures.values() if e is not None]
+        if errors:
+            raise errors[0] if len(errors) == 1 else AdminOperationError(
+                flow.target, "prepare remote topics", "; ".join(str(e) for e in errors))
+        for spec in plan.create:
+            logger.info("flow %s created remote topic %s partitions=%d", flow.name, spec.name, spec.partitions)
+        return plan
+
+    # -- run -----------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Check clusters, prepare topics and start every flow that has topics to replicate."""
+        self.check_clusters()
+        for running in self.flows.values():
+            self._start_flow(running)
+
+    def _start_flow(self, running: _RunningFlow) -> None:
+        flow = running.flow
+        plan = self.prepare_topics(flow)
+        if not plan.remote_topics:
+            if running.plan is None:
+                logger.warning("flow %s: no topic on '%s' matches topics=%s; checking again every %.0f s",
+                               flow.name, flow.source, ",".join(flow.topics), TOPIC_REFRESH_S)
+            running.plan = plan
+            return
+        running.plan = plan
+        from sparkmirror.pipeline.flow import ReplicationFlow  # noqa: PLC0415 - pyspark only when needed
+        from sparkmirror.pipeline.session import build_spark_session  # noqa: PLC0415
+        from sparkmirror.pipeline.writer import PartitionWriter  # noqa: PLC0415
+
+        if self._spark is None:
+            self._spark = build_spark_session(self.config.spark)
+        source = self.config.cluster(flow.source)
+        target = self.config.cluster(flow.target)
+        producer = options.producer_settings(librdkafka_settings(target.role_settings("producer")))
+        writer = PartitionWriter(flow.target, producer, dict(plan.remote_topics))
+        source_opts = options.source_options(source.role_settings("consumer"), list(plan.remote_topics),
+                                             flow.max_offsets_per_trigger)
+        checkpoint = self.state_dir / "flows" / _safe(f"{flow.source}-to-{flow.target}") / "checkpoint"
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        replication = ReplicationFlow(self._spark, flow.name, source_opts, writer, checkpoint,
+                                      self._listener(running))
+        running.query = replication.start(until_caught_up=self.until_caught_up)
+        logger.info("flow %s replicating %d topic(s): %s", flow.name, len(plan.remote_topics),
+                    ", ".join(f"{s}->{r}" for s, r in plan.remote_topics.items()))
+
+    def _listener(self, running: _RunningFlow):  # noqa: ANN202
+        def on_batch(batch_id: int, summaries: list[PartitionSummary], started: float) -> None:
+            running.progress.record(batch_id, summaries, started)
+            if summaries:
+                logger.info("flow %s batch %d: %d records, %d bytes, %d partitions, %.2f s",
+                            running.flow.name, batch_id, sum(s.records for s in summaries),
+                            sum(s.bytes for s in summaries), len(summaries), time.monotonic() - started)
+        return on_batch
+
+    def wait(self, poll_s: float = 1.0) -> None:
+        """Block until stop() or, with until_caught_up, until every query finished; raise a failed flow's error."""
+        last_refresh = time.monotonic()
+        while not self._stop.is_set():
+            active = 0
+            for running in self.flows.values():
+                query = running.query
+                if query is None:
+                    continue
+                exc = query.exception()  # type: ignore[attr-defined]
+                if exc is not None:
+                    raise PipelineError(f"flow {running.flow.name} failed: {_root_cause(exc)}")
+                if query.isActive:  # type: ignore[attr-defined]
+                    active += 1
+            if self.until_caught_up and active == 0:
+                return
+            if not self.until_caught_up and time.monotonic() - last_refresh >= TOPIC_REFRESH_S:
+                last_refresh = time.monotonic()
+                for running in self.flows.values():
+                    if running.query is None:
+                        self._start_flow(running)
+            self._stop.wait(poll_s)
+
+    def stop(self) -> None:
+        """Stop every query (the current batch finishes first) and release clients."""
+        self._stop.set()
+        for running in self.flows.values():
+            if running.query is not None and running.query.isActive:  # type: ignore[attr-defined]
+                running.query.stop()  # type: ignore[attr-defined]
+
+
+    def shutdown(self) -> None:
+        """stop(), then end the Spark session this supervisor created (the CLI's exit path)."""
+        self.stop()
+        if self._spark is not None:
+            self._spark.stop()
+            self._spark = None
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name)
+
+
+_PY_ERROR = re.compile(r"sparkmirror\.errors\.(\w+Error): (.+?)(?:\n\s*(?:at |\t|JVM stacktrace)|\Z)", re.S)
+_ANY_PY_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.M)
+
+
+def _root_cause(exc: object) -> str:
+    """The sparkmirror error raised in a Python worker, else the last Python error line, else Spark's first."""
+    text = str(getattr(exc, "desc", None) or exc)
+    match = _PY_ERROR.search(text)
+    if match:
+        return match.group(2).strip()
+    python_errors = [m for m in _ANY_PY_ERROR.finditer(text) if not m.group(0).startswith("py4j")]
+    if python_errors:
+        return f"{python_errors[-1].group(1)}: {python_errors[-1].group(2).strip()}"
+    return text.strip().splitlines()[0] if text.strip() else repr(exc)
