@@ -123,7 +123,9 @@ class _Builder:
         self.problems: list[str] = []
 
     def problem(self, key: str, text: str) -> None:
-        self.problems.append(f"{key}: {text} ({self.props.where(key)})")
+        message = f"{key}: {text} ({self.props.where(key)})"
+        if message not in self.problems:  # a top-level key is resolved once per flow
+            self.problems.append(message)
 
     def build(self) -> MirrorMakerConfig:
         aliases = self._aliases()

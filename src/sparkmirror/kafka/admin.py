@@ -10,7 +10,14 @@ import time
 from collections.abc import Mapping
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic, OffsetSpec
+from confluent_kafka.admin import (
+    AdminClient,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+    OffsetSpec,
+    ResourceType,
+)
 
 from sparkmirror.model import NewTopicSpec
 from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
@@ -70,6 +77,22 @@ class ClusterAdmin:
                     results[name] = AdminOperationError(self.alias, f"create topic '{name}'", _describe(exc),
                                                         _hint(exc))
         return results
+
+    def topic_config_values(self, topics: list[str], key: str) -> dict[str, str]:
+        """One config value (e.g. max.message.bytes) of each topic, as the broker reports it."""
+        if not topics:
+            return {}
+        resources = [ConfigResource(ResourceType.TOPIC, t) for t in topics]
+        out: dict[str, str] = {}
+        for resource, future in self._admin.describe_configs(resources, request_timeout=CALL_TIMEOUT_S).items():
+            try:
+                entries = future.result(timeout=CALL_TIMEOUT_S)
+            except KafkaException as exc:
+                raise AdminOperationError(self.alias, f"describe configs of '{resource.name}'",
+                                          _describe(exc)) from None
+            if key in entries:
+                out[resource.name] = entries[key].value
+        return out
 
     def create_partitions(self, totals: dict[str, int]) -> dict[str, Exception | None]:
         """Raise topics' partition counts to the given totals; per-topic results."""

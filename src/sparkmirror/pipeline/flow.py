@@ -7,10 +7,12 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.streaming import StreamingQuery
 
+from sparkmirror.errors import PipelineError
 from sparkmirror.model import PartitionSummary
 from sparkmirror.pipeline.writer import INPUT_COLUMNS, SUMMARY_SCHEMA, PartitionWriter
 
@@ -63,3 +65,11 @@ class ReplicationFlow:
             writer = writer.trigger(availableNow=True)
         logger.info("starting flow %s checkpoint=%s", self.name, self.checkpoint_dir)
         return writer.start()
+
+
+def query_status(query: StreamingQuery) -> tuple[bool, Exception | None]:
+    """(is active, failure) of a query; PipelineError when the Spark JVM itself is gone."""
+    try:
+        return query.isActive, query.exception()
+    except (Py4JError, ConnectionError) as exc:
+        raise PipelineError(f"the Spark driver stopped unexpectedly: {exc}") from None

@@ -26,12 +26,21 @@ def source_options(consumer_settings: Mapping[str, str], topics: list[str],
     return opts
 
 
-def producer_settings(librdkafka_settings: Mapping[str, str]) -> dict[str, str]:
-    """Target producer settings: ordered, idempotent, acks=all, Java-like delivery timeout."""
-    return {
-        "linger.ms": "5",
-        "delivery.timeout.ms": "120000",
-        **librdkafka_settings,
-        "acks": "all",
-        "enable.idempotence": "true",
-    }
+LIBRDKAFKA_DEFAULT_BATCH_BYTES = 1_000_000
+_BATCH_FRAMING_BYTES = 512  # record-batch header and per-request overhead kept below the topic limit
+
+
+def producer_settings(librdkafka_settings: Mapping[str, str],
+                      max_message_bytes: int | None = None) -> dict[str, str]:
+    """Target producer settings: ordered, idempotent, acks=all, Java-like delivery timeout.
+
+    `max_message_bytes` is the smallest `max.message.bytes` of the remote topics. The broker applies it
+    to whole record batches and librdkafka, unlike the Java producer, does not split a rejected batch,
+    so batches are capped below it: then only a record that is itself too large can be rejected.
+    """
+    settings = {"linger.ms": "5", "delivery.timeout.ms": "120000", **librdkafka_settings,
+                "acks": "all", "enable.idempotence": "true"}
+    if max_message_bytes is not None:
+        requested = int(settings.get("batch.size", LIBRDKAFKA_DEFAULT_BATCH_BYTES))
+        settings["batch.size"] = str(max(1, min(requested, max_message_bytes - _BATCH_FRAMING_BYTES)))
+    return settings

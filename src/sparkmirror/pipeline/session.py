@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping
 from importlib import resources
 
+from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 
 from sparkmirror.embedded import jars
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_MASTER = "local[*,4]"  # all cores; a failed task is retried up to 4 times, as on a cluster
 
@@ -45,3 +49,11 @@ def build_spark_session(overrides: Mapping[str, str] | None = None) -> SparkSess
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def stop_quietly(stoppable: object, what: str) -> None:
+    """Call `.stop()`, tolerating a Spark JVM that is already gone (it got the same signal we did)."""
+    try:
+        stoppable.stop()  # type: ignore[attr-defined]
+    except (Py4JError, ConnectionError) as exc:
+        logger.debug("%s already stopped with the JVM: %s", what, exc)

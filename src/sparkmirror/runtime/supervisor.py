@@ -108,7 +108,10 @@ class Supervisor:
             self._spark = build_spark_session(self.config.spark)
         source = self.config.cluster(flow.source)
         target = self.config.cluster(flow.target)
-        producer = options.producer_settings(librdkafka_settings(target.role_settings("producer")))
+        limits = self.admin(flow.target).topic_config_values(sorted(plan.remote_topics.values()),
+                                                            "max.message.bytes")
+        producer = options.producer_settings(librdkafka_settings(target.role_settings("producer")),
+                                             min((int(v) for v in limits.values()), default=None))
         writer = PartitionWriter(flow.target, producer, dict(plan.remote_topics))
         source_opts = options.source_options(source.role_settings("consumer"), list(plan.remote_topics),
                                              flow.max_offsets_per_trigger)
@@ -133,16 +136,12 @@ class Supervisor:
         """Block until stop() or, with until_caught_up, until every query finished; raise a failed flow's error."""
         last_refresh = time.monotonic()
         while not self._stop.is_set():
-            active = 0
-            for running in self.flows.values():
-                query = running.query
-                if query is None:
-                    continue
-                exc = query.exception()  # type: ignore[attr-defined]
-                if exc is not None:
-                    raise PipelineError(f"flow {running.flow.name} failed: {_root_cause(exc)}")
-                if query.isActive:  # type: ignore[attr-defined]
-                    active += 1
+            try:
+                active = self._check_queries()
+            except PipelineError:
+                if self._stop.is_set():  # the JVM got the same stop signal and went first
+                    return
+                raise
             if self.until_caught_up and active == 0:
                 return
             if not self.until_caught_up and time.monotonic() - last_refresh >= TOPIC_REFRESH_S:
@@ -152,19 +151,39 @@ class Supervisor:
                         self._start_flow(running)
             self._stop.wait(poll_s)
 
+    def _check_queries(self) -> int:
+        """Number of active queries; raises the failure of a failed one."""
+        from sparkmirror.pipeline.flow import query_status  # noqa: PLC0415
+
+        active = 0
+        for running in self.flows.values():
+            if running.query is None:
+                continue
+            is_active, failure = query_status(running.query)
+            if failure is not None:
+                raise PipelineError(f"flow {running.flow.name} failed: {_root_cause(failure)}")
+            active += is_active
+        return active
+
     def stop(self) -> None:
         """Stop every query (the current batch finishes first) and release clients."""
         self._stop.set()
+        if self._spark is None:
+            return
+        from sparkmirror.pipeline.session import stop_quietly  # noqa: PLC0415
+
         for running in self.flows.values():
-            if running.query is not None and running.query.isActive:  # type: ignore[attr-defined]
-                running.query.stop()  # type: ignore[attr-defined]
+            if running.query is not None:
+                stop_quietly(running.query, f"flow {running.flow.name}")
 
 
     def shutdown(self) -> None:
         """stop(), then end the Spark session this supervisor created (the CLI's exit path)."""
         self.stop()
         if self._spark is not None:
-            self._spark.stop()
+            from sparkmirror.pipeline.session import stop_quietly  # noqa: PLC0415
+
+            stop_quietly(self._spark, "Spark session")
             self._spark = None
 
 
@@ -172,17 +191,29 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]", "_", name)
 
 
-_PY_ERROR = re.compile(r"sparkmirror\.errors\.(\w+Error): (.+?)(?:\n\s*(?:at |\t|JVM stacktrace)|\Z)", re.S)
-_ANY_PY_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.M)
+_OUR_ERROR = re.compile(r"sparkmirror\.errors\.\w+Error: (.+?)(?:\n\s*(?:at |\t|JVM stacktrace)|\n\n|\Z)", re.S)
+_DATA_LOSS = re.compile(r"Could not read records in offset \[(\d+), (\d+)\) for topic partition (\S+)")
+_EXCEPTION = re.compile(r"(?:^|[\s:])(?:[a-z_]\w*\.)*([A-Z]\w*(?:Exception|Error)): ")
+_WRAPPERS = {"SparkException", "Py4JException", "Py4JJavaError", "StreamingQueryException", "PythonException",
+             "CapturedException", "ExecutionException"}
 
 
 def _root_cause(exc: object) -> str:
-    """The sparkmirror error raised in a Python worker, else the last Python error line, else Spark's first."""
+    """The most specific cause in a Spark error: ours, source data loss, or the deepest exception named."""
     text = str(getattr(exc, "desc", None) or exc)
-    match = _PY_ERROR.search(text)
-    if match:
-        return match.group(2).strip()
-    python_errors = [m for m in _ANY_PY_ERROR.finditer(text) if not m.group(0).startswith("py4j")]
-    if python_errors:
-        return f"{python_errors[-1].group(1)}: {python_errors[-1].group(2).strip()}"
+    ours = _OUR_ERROR.search(text)
+    if ours:
+        return ours.group(1).strip()
+    loss = _DATA_LOSS.search(text)
+    if loss:
+        start, end, tp = loss.groups()
+        return (f"records {start}..{int(end) - 1} of source partition {tp} are no longer on the source cluster "
+                f"(deleted by retention, or the topic was deleted). sparkmirror does not skip records; "
+                f"if this loss is accepted, remove the flow's checkpoint folder to start again from the "
+                f"earliest records still there")
+    causes = [m for m in _EXCEPTION.finditer(text) if m.group(1) not in _WRAPPERS]
+    if causes:
+        deepest = causes[-1]
+        message = text[deepest.end():].split("\n", 1)[0].strip()
+        return f"{deepest.group(1)}: {message}"
     return text.strip().splitlines()[0] if text.strip() else repr(exc)

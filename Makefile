@@ -1,0 +1,33 @@
+# The two commands the README gives: `make demo` and `make test`. Each sets itself up:
+# a virtualenv in .venv, the package and its test extras, and the pinned Kafka / Spark connector
+# jars from Maven Central, all cached under .cache (ignored by git) so a second run downloads nothing.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export SPARKMIRROR_CACHE ?= $(CURDIR)/.cache
+export PIP_CACHE_DIR ?= $(SPARKMIRROR_CACHE)/pip
+
+.PHONY: demo test unit setup clean
+
+$(BIN)/.installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "sparkmirror needs Python 3.11 or newer")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $@
+
+setup: $(BIN)/.installed
+	$(BIN)/sparkmirror setup
+
+demo: setup
+	$(BIN)/sparkmirror demo
+
+test: setup
+	$(BIN)/python -m pytest
+
+unit: $(BIN)/.installed
+	$(BIN)/python -m pytest tests/unit
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache .hypothesis

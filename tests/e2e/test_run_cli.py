@@ -1,0 +1,120 @@
+"""`sparkmirror run` and `sparkmirror demo` as an operator runs them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+
+from confluent_kafka import TIMESTAMP_CREATE_TIME
+
+from sparkmirror.embedded.kafka_cluster import free_port
+from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.kafka.records import produce, read_all
+from sparkmirror.model import KafkaRecord, NewTopicSpec
+
+from .conftest import cli_command
+
+RECORDS = 30_000
+PARTITIONS = 3
+KILL_WINDOW_S = 180
+CATCH_UP_S = 180
+UNREACHABLE_LIMIT_S = 30
+
+
+def write_config(path, source: str, target: str, topics: str, extra: str = "") -> str:
+    path.write_text(f"clusters = A, B\nA.bootstrap.servers = {source}\nB.bootstrap.servers = {target}\n"
+                    f"A->B.enabled = true\nA->B.topics = {topics}\nreplication.factor = 1\n{extra}")
+    return str(path)
+
+
+def copied(target: ClusterAdmin, topic: str) -> int:
+    if topic not in target.topic_partitions():
+        return 0
+    return sum(high - low for low, high in target.watermarks(topic, PARTITIONS).values())
+
+
+def wait_for(predicate, timeout_s: float, what: str, proc=None) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"sparkmirror exited ({proc.returncode}) while waiting for {what}:\n"
+                                 f"{proc.log_path.read_text()[-4000:]}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(0.2)
+
+
+def test_sigkill_mid_stream_then_restart_loses_nothing(clusters, start_cli, tmp_path, unique):
+    topic = f"killed-{unique}"
+    source_admin = ClusterAdmin("A", {"bootstrap.servers": clusters.source})
+    target_admin = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
+    assert source_admin.create_topics([NewTopicSpec(topic, PARTITIONS, 1)])[topic] is None
+    now_ms = int(time.time() * 1000)  # timestamps older than retention.ms would be deleted by the broker
+    produce(clusters.source, topic, (KafkaRecord(i % PARTITIONS, -1, str(i).encode(), b"v" * 200,
+                                                 (("seq", str(i).encode()),), TIMESTAMP_CREATE_TIME,
+                                                 now_ms - RECORDS + i) for i in range(RECORDS)))
+    config = write_config(tmp_path / "mm2.properties", clusters.source, clusters.target, topic,
+                          "sparkmirror.max.offsets.per.trigger = 600\n")
+    state = str(tmp_path / "state")
+
+    first = start_cli("run", "--config", config, "--state-dir", state, log_name="first")
+    wait_for(lambda: copied(target_admin, f"A.{topic}") > 0, KILL_WINDOW_S, "the first records on B", first)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    at_kill = copied(target_admin, f"A.{topic}")
+    assert 0 < at_kill < RECORDS, f"the kill must land mid-stream, B had {at_kill} of {RECORDS}"
+
+    second = start_cli("run", "--config", config, "--state-dir", state, log_name="second")
+    wait_for(lambda: copied(target_admin, f"A.{topic}") >= RECORDS, CATCH_UP_S, "every record on B", second)
+    target = read_all(clusters.target, f"A.{topic}", PARTITIONS)
+    seen = Counter((p, r.key) for p, records in target.items() for r in records)
+    expected = {(i % PARTITIONS, str(i).encode()) for i in range(RECORDS)}
+    assert set(seen) == expected, f"missing on B: {len(expected - set(seen))}"
+    duplicates = sum(n - 1 for n in seen.values())
+    print(f"\nSIGKILL at {at_kill} of {RECORDS} records on B; after restart {duplicates} duplicates "
+          f"(at-least-once)")
+    for p, records in target.items():  # per partition, first occurrences stay in source order
+        firsts = list(dict.fromkeys(int(r.key) for r in records))
+        assert firsts == sorted(firsts), f"partition {p} out of order"
+
+    os.killpg(second.pid, signal.SIGTERM)
+    assert second.wait(timeout=60) == 0, second.log_path.read_text()[-3000:]
+
+
+def test_unreachable_bootstrap_names_the_cluster_alias_quickly(clusters, tmp_path):
+    dead = f"127.0.0.1:{free_port()}"
+    config = write_config(tmp_path / "mm2.properties", clusters.source, dead, "anything")
+    started = time.monotonic()
+    result = subprocess.run(cli_command("run", "--config", config, "--state-dir", str(tmp_path / "s")),
+                            capture_output=True, text=True, timeout=UNREACHABLE_LIMIT_S)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 3, result.stderr
+    assert f"cluster 'B' is unreachable at bootstrap.servers={dead}" in result.stderr
+    assert "B.bootstrap.servers" in result.stderr
+    assert "Traceback" not in result.stderr and "java." not in result.stderr
+    assert elapsed < UNREACHABLE_LIMIT_S
+
+
+def test_broken_properties_file_exits_2_naming_the_problem(tmp_path):
+    path = tmp_path / "bad.properties"
+    path.write_text("clusters = A, B\nA.bootstrap.servers = a:1\nA->C.enabled = true\n")
+    result = subprocess.run(cli_command("run", "--config", str(path)), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "B.bootstrap.servers: missing" in result.stderr
+    assert "A->C.enabled: unknown cluster alias 'C'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_demo_exits_0_and_prints_the_partition_table():
+    result = subprocess.run(cli_command("demo", "--records", "20000", "--partitions", "3"),
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    for p in range(3):
+        assert any(line.split("|")[0].strip() == str(p) and line.rstrip().endswith("ok") for line in lines), p
+    assert any(line.startswith("    total |       20,000 |       20,000 | ok") for line in lines), result.stdout
+    assert "throughput:" in result.stdout
+    assert "result: every partition matches" in result.stdout
