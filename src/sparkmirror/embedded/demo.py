@@ -18,6 +18,7 @@ from sparkmirror.runtime.supervisor import Supervisor
 
 TOPIC = "orders"
 PROGRESS_EVERY_S = 2.0
+BATCH_RECORDS = 50_000  # several micro-batches, so progress shows while it runs
 
 Echo = Callable[[str], None]
 
@@ -36,7 +37,7 @@ def sample_records(count: int, partitions: int, value_size: int, seed: int = 7) 
 def _properties(a: LocalKafkaCluster, b: LocalKafkaCluster) -> str:
     return (f"clusters = A, B\nA.bootstrap.servers = {a.bootstrap_servers}\n"
             f"B.bootstrap.servers = {b.bootstrap_servers}\nA->B.enabled = true\nA->B.topics = {TOPIC}\n"
-            f"replication.factor = 1\n")
+            f"replication.factor = 1\nsparkmirror.max.offsets.per.trigger = {BATCH_RECORDS}\n")
 
 
 def _report_progress(supervisor: Supervisor, total: int, done: threading.Event, out: Echo) -> None:

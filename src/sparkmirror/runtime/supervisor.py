@@ -162,6 +162,8 @@ class Supervisor:
             is_active, failure = query_status(running.query)
             if failure is not None:
                 raise PipelineError(f"flow {running.flow.name} failed: {_root_cause(failure)}")
+            if not is_active and not self.until_caught_up and not self._stop.is_set():
+                raise PipelineError(f"flow {running.flow.name} stopped without an error; see the Spark log")
             active += is_active
         return active
 
