@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export SPARKMIRROR_CACHE ?= $(CURDIR)/.cache
 export PIP_CACHE_DIR ?= $(SPARKMIRROR_CACHE)/pip
 
-.PHONY: demo test unit setup clean
+.PHONY: demo test unit lint setup clean
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "sparkmirror needs Python 3.11 or newer")'
@@ -23,8 +23,12 @@ setup: $(BIN)/.installed
 demo: setup
 	$(BIN)/sparkmirror demo
 
-test: setup
+test: setup lint
 	$(BIN)/python -m pytest
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check src tests
+	$(BIN)/lint-imports
 
 unit: $(BIN)/.installed
 	$(BIN)/python -m pytest tests/unit

@@ -25,7 +25,7 @@ Echo = Callable[[str], None]
 
 def sample_records(count: int, partitions: int, value_size: int, seed: int = 7) -> Iterator[KafkaRecord]:
     """Keyed records with two headers and increasing CreateTime timestamps, spread over partitions."""
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311 - sample payloads, not secrets
     base_ts = int(time.time() * 1000) - count
     payload = rng.randbytes(value_size)
     for i in range(count):

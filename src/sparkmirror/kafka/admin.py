@@ -19,8 +19,8 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from sparkmirror.model import NewTopicSpec
 from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
+from sparkmirror.model import NewTopicSpec
 
 logger = logging.getLogger(__name__)
 _librdkafka_logger = logging.getLogger("sparkmirror.librdkafka")

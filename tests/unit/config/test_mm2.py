@@ -92,7 +92,8 @@ def test_clusters_filter_restricts_to_targets():
 
 
 def test_identity_policy_by_class_name_and_bad_class():
-    config = load(TWO_CLUSTERS + "replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy\n")
+    identity = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
+    config = load(TWO_CLUSTERS + f"replication.policy.class = {identity}\n")
     assert config.enabled_flows()[0].replication_policy == "identity"
     with pytest.raises(ConfigError, match="unsupported replication policy class"):
         load(TWO_CLUSTERS + "replication.policy.class = com.example.Mine\n")
