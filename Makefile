@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export SPARKMIRROR_CACHE ?= $(CURDIR)/.cache
 export PIP_CACHE_DIR ?= $(SPARKMIRROR_CACHE)/pip
 
-.PHONY: demo test unit lint setup clean
+.PHONY: demo test unit lint setup bench clean
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "sparkmirror needs Python 3.11 or newer")'
@@ -27,11 +27,15 @@ test: setup lint
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports
 
 unit: $(BIN)/.installed
 	$(BIN)/python -m pytest tests/unit
+
+# Not part of the tests: sparkmirror against real MirrorMaker 2 (see benchmarks/README.md).
+bench: setup
+	$(BIN)/python -m benchmarks.run $(ARGS)
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .hypothesis

@@ -8,6 +8,7 @@ TOPICS_EXCLUDE = "topics.exclude"
 REPLICATION_POLICY_CLASS = "replication.policy.class"
 REPLICATION_POLICY_SEPARATOR = "replication.policy.separator"
 REPLICATION_FACTOR = "replication.factor"
+TASKS_MAX = "tasks.max"
 
 DEFAULT_TOPICS = ".*"
 # MirrorSourceConfig / DefaultTopicFilter: internal, replica and double-underscore topics are never copied.

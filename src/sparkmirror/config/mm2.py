@@ -23,7 +23,7 @@ _ALIAS = re.compile(r"^[A-Za-z0-9_\-]+$")
 # Keys MM2 reads at the top level or per flow; anything else outside a cluster/flow prefix is reported.
 _KNOWN_FLOW_KEYS = {
     keys.ENABLED, keys.TOPICS, keys.TOPICS_EXCLUDE, keys.REPLICATION_POLICY_CLASS,
-    keys.REPLICATION_POLICY_SEPARATOR, keys.REPLICATION_FACTOR, keys.MAX_OFFSETS_PER_TRIGGER,
+    keys.REPLICATION_POLICY_SEPARATOR, keys.REPLICATION_FACTOR, keys.MAX_OFFSETS_PER_TRIGGER, keys.TASKS_MAX,
 }
 _POLICIES = {keys.DEFAULT_REPLICATION_POLICY: "default", keys.IDENTITY_REPLICATION_POLICY: "identity"}
 
@@ -63,6 +63,8 @@ class FlowConfig:
     separator: str = keys.DEFAULT_SEPARATOR
     replication_factor: int = keys.DEFAULT_REPLICATION_FACTOR
     max_offsets_per_trigger: int | None = None
+    # MM2's tasks.max; here the most Spark tasks one micro-batch of the flow uses (None: all cores).
+    tasks_max: int | None = None
 
     @property
     def name(self) -> str:
@@ -221,10 +223,11 @@ class _Builder:
                          "must be -1 (broker default) or at least 1")
         max_offsets = self._int(*self._get(source, target, keys.MAX_OFFSETS_PER_TRIGGER),
                                 default=None, minimum=1)
+        tasks_max = self._int(*self._get(source, target, keys.TASKS_MAX), default=None, minimum=1)
         return FlowConfig(source=source, target=target, enabled=enabled, topics=topics,
                           topics_exclude=exclude, replication_policy=policy,
                           separator=sep or keys.DEFAULT_SEPARATOR, replication_factor=rf,
-                          max_offsets_per_trigger=max_offsets)
+                          max_offsets_per_trigger=max_offsets, tasks_max=tasks_max)
 
     def _bool(self, key: str, raw: str | None, default: bool) -> bool:
         if raw is None:

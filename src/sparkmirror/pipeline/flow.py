@@ -31,12 +31,16 @@ def replication_columns(df: DataFrame) -> DataFrame:
 class BatchSink:
     """foreachBatch handler: runs the PartitionWriter on every task, collects only the summaries."""
 
-    def __init__(self, writer: PartitionWriter, on_batch: BatchListener) -> None:
+    def __init__(self, writer: PartitionWriter, on_batch: BatchListener, max_tasks: int | None = None) -> None:
         self.writer = writer
         self.on_batch = on_batch
+        self.max_tasks = max_tasks
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
+        if self.max_tasks:
+            # Whole Kafka partitions are concatenated, never split: each keeps its order within one task.
+            batch = batch.coalesce(self.max_tasks)
         rows = batch.mapInArrow(self.writer, SUMMARY_SCHEMA).collect()
         self.on_batch(batch_id, [PartitionSummary(**row.asDict()) for row in rows], started)
 
@@ -45,11 +49,12 @@ class ReplicationFlow:
     """Source stream -> projection -> BatchSink, checkpointed under its own folder."""
 
     def __init__(self, spark: SparkSession, name: str, source_options: Mapping[str, str],
-                 writer: PartitionWriter, checkpoint_dir: Path, on_batch: BatchListener) -> None:
+                 writer: PartitionWriter, checkpoint_dir: Path, on_batch: BatchListener,
+                 max_tasks: int | None = None) -> None:
         self.spark = spark
         self.name = name
         self.source_options = dict(source_options)
-        self.sink = BatchSink(writer, on_batch)
+        self.sink = BatchSink(writer, on_batch, max_tasks or spark.sparkContext.defaultParallelism)
         self.checkpoint_dir = checkpoint_dir
 
     def start(self, until_caught_up: bool = False) -> StreamingQuery:

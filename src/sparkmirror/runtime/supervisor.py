@@ -118,7 +118,7 @@ class Supervisor:
         checkpoint = self.state_dir / "flows" / _safe(f"{flow.source}-to-{flow.target}") / "checkpoint"
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
         replication = ReplicationFlow(self._spark, flow.name, source_opts, writer, checkpoint,
-                                      self._listener(running))
+                                      self._listener(running), max_tasks=flow.tasks_max)
         running.query = replication.start(until_caught_up=self.until_caught_up)
         logger.info("flow %s replicating %d topic(s): %s", flow.name, len(plan.remote_topics),
                     ", ".join(f"{s}->{r}" for s, r in plan.remote_topics.items()))

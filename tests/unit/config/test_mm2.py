@@ -102,3 +102,11 @@ def test_identity_policy_by_class_name_and_bad_class():
 def test_last_duplicate_key_wins_like_java():
     config = load(TWO_CLUSTERS + "A->B.topics = later\n")
     assert config.enabled_flows()[0].topics == ("later",)
+
+
+def test_tasks_max_resolves_per_flow_and_must_be_positive():
+    config = load(TWO_CLUSTERS + "tasks.max = 4\nA->B.tasks.max = 2\n")
+    assert config.enabled_flows()[0].tasks_max == 2
+    assert load(TWO_CLUSTERS).enabled_flows()[0].tasks_max is None
+    with pytest.raises(ConfigError, match="tasks.max: must be at least 1"):
+        load(TWO_CLUSTERS + "tasks.max = 0\n")

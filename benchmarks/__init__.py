@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks: sparkmirror against real MirrorMaker 2 and the broker's own limit."""

@@ -1,0 +1,183 @@
+"""Start, watch and stop each replicator under test, and the broker-limit producer."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.measure import TreeSampler, Usage
+from sparkmirror.embedded import jars
+from sparkmirror.embedded.mirror_maker import LocalMirrorMaker
+from sparkmirror.kafka.admin import ClusterAdmin
+
+POLL_S = 0.25
+
+
+class CopyIncomplete(RuntimeError):
+    """A replicator did not copy every record; it gets an error, not a figure."""
+
+
+@dataclass
+class Run:
+    """One measured run: how long to a full copy, and what the process tree used."""
+
+    wall_s: float
+    first_record_s: float | None
+    usage: Usage
+
+
+def _mm2_properties(source: str, target: str, topics: str, tasks: int) -> str:
+    rf = "\n".join(f"{k}.replication.factor = 1" for k in (
+        "checkpoints.topic", "heartbeats.topic", "offset-syncs.topic", "offset.storage", "status.storage",
+        "config.storage"))
+    return (f"clusters = mm2src, tgt\nmm2src.bootstrap.servers = {source}\ntgt.bootstrap.servers = {target}\n"
+            f"mm2src->tgt.enabled = true\nmm2src->tgt.topics = {topics}\ntgt->mm2src.enabled = false\n"
+            f"tasks.max = {tasks}\nreplication.factor = 1\n{rf}\n")
+
+
+class MirrorMakerRunner:
+    """Real MM2, dedicated mode, default settings but for single-broker replication factors."""
+
+    name = "mm2"
+    source_alias = "mm2src"
+
+    def __init__(self, source: str, target: str, cores: int, workdir: Path) -> None:
+        self.source, self.target, self.cores, self.workdir = source, target, cores, workdir
+        self._mm: LocalMirrorMaker | None = None
+
+    def start(self, topics: str) -> subprocess.Popen[bytes]:
+        self._mm = LocalMirrorMaker(_mm2_properties(self.source, self.target, topics, self.cores),
+                                    keep_logs=True).start()
+        assert self._mm.process is not None
+        return self._mm.process
+
+    def stop(self) -> None:
+        if self._mm is not None:
+            self._mm.stop()
+
+    def log_tail(self) -> str:
+        return self._mm.log_tail() if self._mm else ""
+
+
+class SparkmirrorRunner:
+    """`sparkmirror run` as a separate process, Spark on `local[cores]`."""
+
+    name = "sparkmirror"
+    source_alias = "smsrc"
+
+    def __init__(self, source: str, target: str, cores: int, workdir: Path) -> None:
+        self.source, self.target, self.cores, self.workdir = source, target, cores, workdir
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: Path | None = None
+
+    def start(self, topics: str) -> subprocess.Popen[bytes]:
+        run_dir = self.workdir / f"sparkmirror-{time.monotonic_ns()}"
+        run_dir.mkdir(parents=True)
+        config = run_dir / "mm2.properties"
+        config.write_text(f"clusters = smsrc, tgt\nsmsrc.bootstrap.servers = {self.source}\n"
+                          f"tgt.bootstrap.servers = {self.target}\nsmsrc->tgt.enabled = true\n"
+                          f"smsrc->tgt.topics = {topics}\nreplication.factor = 1\n"
+                          f"spark.master = local[{self.cores}]\ntasks.max = {self.cores}\n")
+        self._log = run_dir / "sparkmirror.log"
+        with open(self._log, "wb") as log:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "sparkmirror", "run", "--config", str(config), "--state-dir",
+                 str(run_dir / "state")], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return self._proc
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            os.killpg(self._proc.pid, signal.SIGTERM)
+            try:
+                self._proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+                self._proc.wait()
+
+    @property
+    def log_path(self) -> Path | None:
+        return self._log
+
+    def log_tail(self) -> str:
+        if self._log is None or not self._log.exists():
+            return ""
+        return "\n".join(self._log.read_text(errors="replace").splitlines()[-30:])
+
+
+def count_records(admin: ClusterAdmin, topics: dict[str, int]) -> int:
+    """Records now in these topics (all start at offset 0 and are never compacted here)."""
+    present = admin.topic_partitions()
+    total = 0
+    for topic, partitions in topics.items():
+        if topic in present:
+            total += sum(high - low for low, high in admin.watermarks(topic, partitions).values())
+    return total
+
+
+def measure_copy(runner: MirrorMakerRunner | SparkmirrorRunner, topics_regex: str, remote: dict[str, int],
+                 expected: int, target_admin: ClusterAdmin, timeout_s: float) -> Run:
+    """Start the replicator, wait until the remote topics hold exactly `expected` records, stop it."""
+    started = time.monotonic()
+    proc = runner.start(topics_regex)
+    sampler = TreeSampler(proc.pid)
+    sampler.start()
+    first = None
+    try:
+        while True:
+            copied = count_records(target_admin, remote)
+            now = time.monotonic() - started
+            if copied and first is None:
+                first = now
+            if copied >= expected:
+                break
+            if proc.poll() is not None:
+                raise CopyIncomplete(f"{runner.name} exited ({proc.returncode}) after copying {copied} of "
+                                     f"{expected} records:\n{runner.log_tail()}")
+            if now > timeout_s:
+                raise CopyIncomplete(f"{runner.name} copied {copied} of {expected} records in {timeout_s:.0f} s")
+            time.sleep(POLL_S)
+        wall = time.monotonic() - started
+        usage = sampler.stop()
+    finally:
+        if sampler.is_alive():
+            sampler.stop()
+        runner.stop()
+    final = count_records(target_admin, remote)
+    if final != expected:
+        raise CopyIncomplete(f"{runner.name}: target holds {final} records, source {expected}")
+    return Run(wall_s=round(wall, 2), first_record_s=round(first, 2) if first else None, usage=usage)
+
+
+_PERF_LINE = re.compile(r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\)")
+
+
+def measure_limit(target: str, topic: str, records: int, record_size: int, target_admin: ClusterAdmin,
+                  partitions: int) -> tuple[Run, float]:
+    """Kafka's ProducerPerformance into a fresh target topic, acks=all; returns the run and its records/s."""
+    cp = os.pathsep.join(str(p) for p in jars.classpath("kafka"))
+    cmd = [jars.java_executable(), "-Xmx512m", "-cp", cp, "org.apache.kafka.tools.ProducerPerformance",
+           "--topic", topic, "--num-records", str(records), "--record-size", str(record_size),
+           "--throughput", "-1", "--producer-props", f"bootstrap.servers={target}", "acks=all"]
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    sampler = TreeSampler(proc.pid)
+    sampler.start()
+    assert proc.stdout is not None
+    lines = [raw.decode(errors="replace") for raw in proc.stdout]
+    usage = sampler.stop()
+    proc.wait()
+    wall = time.monotonic() - started
+    # Progress lines share the summary's format; the summary alone also lists percentiles.
+    final = [m for line in lines if "50th" in line and (m := _PERF_LINE.search(line))]
+    if proc.returncode != 0 or not final:
+        raise CopyIncomplete(f"ProducerPerformance failed ({proc.returncode}):\n{''.join(lines[-10:])}")
+    copied = count_records(target_admin, {topic: partitions})
+    if copied != records:
+        raise CopyIncomplete(f"limit: target topic holds {copied} records, expected {records}")
+    return Run(wall_s=round(wall, 2), first_record_s=None, usage=usage), float(final[-1].group(2))

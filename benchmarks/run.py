@@ -1,0 +1,209 @@
+"""Benchmark sparkmirror against real MirrorMaker 2 and the target broker's own produce limit.
+
+    .venv/bin/python -m benchmarks.run            # full run (see benchmarks/README.md)
+    .venv/bin/python -m benchmarks.run --quick    # reduced dataset
+
+Every replicator's copy is verified (target count == source count) before a figure is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from benchmarks import dataset
+from benchmarks.latency import measure_latency
+from benchmarks.replicators import MirrorMakerRunner, Run, SparkmirrorRunner, measure_copy, measure_limit
+from sparkmirror.embedded.kafka_cluster import start_clusters
+from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.model import NewTopicSpec
+
+RESULTS = Path(__file__).parent / "results"
+MODES = ("throughput", "latency", "scale")
+QUICK = {"records": 50_000, "latency_seconds": 5.0, "scale_topics": 10, "scale_partitions": 5}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--records", type=int, default=2_000_000, help="backlog records (throughput and scale)")
+    p.add_argument("--record-size", type=int, default=1024, help="value bytes per record")
+    p.add_argument("--partitions", type=int, default=12, help="partitions of the throughput topic")
+    p.add_argument("--cores", type=int, default=2, help="cores for sparkmirror (local[N]) = MM2 tasks.max")
+    p.add_argument("--latency-rate-mb", type=float, default=5.0, help="latency mode produce rate, MB/s")
+    p.add_argument("--latency-seconds", type=float, default=30.0, help="latency mode produce time")
+    p.add_argument("--scale-topics", type=int, default=100)
+    p.add_argument("--scale-partitions", type=int, default=10)
+    p.add_argument("--scale-records", type=int, default=None, help="scale backlog (default: --records)")
+    p.add_argument("--modes", default=",".join(MODES), help=f"comma list of {', '.join(MODES)}")
+    p.add_argument("--replicators", default="mm2,sparkmirror", help="comma list of mm2, sparkmirror")
+    p.add_argument("--quick", action="store_true", help=f"reduced run: {QUICK}")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON result")
+    args = p.parse_args(argv)
+    if args.quick:
+        for key, value in QUICK.items():
+            if getattr(args, key) == p.get_default(key):
+                setattr(args, key, value)
+    args.modes = [m for m in args.modes.split(",") if m]
+    args.replicators = [r for r in args.replicators.split(",") if r]
+    unknown = set(args.modes) - set(MODES) | set(args.replicators) - {"mm2", "sparkmirror"}
+    if unknown:
+        p.error(f"unknown mode or replicator: {', '.join(sorted(unknown))}")
+    args.scale_records = args.scale_records or args.records
+    return args
+
+
+def figures(run: Run, records: int, record_size: int) -> dict[str, float | None]:
+    mb = records * (record_size + dataset.KEY_BYTES) / 1e6
+    return {"records_per_s": round(records / run.wall_s, 1), "mb_per_s": round(mb / run.wall_s, 2),
+            "wall_s": run.wall_s, "first_record_s": run.first_record_s, "cpu_s": run.usage.cpu_s,
+            "peak_rss_mb": run.usage.peak_rss_mb}
+
+
+def timeout_for(records: int) -> float:
+    return 300 + records / 2_000  # generous: a stall is an error, slowness is a figure
+
+
+def machine() -> dict[str, object]:
+    meminfo = Path("/proc/meminfo").read_text().splitlines()
+    mem_kb = next(int(line.split()[1]) for line in meminfo if line.startswith("MemTotal"))
+    return {"cores": os.cpu_count(), "memory_gib": round(mem_kb / 2**20, 1), "platform": platform.platform(),
+            "python": platform.python_version()}
+
+
+def log(msg: str) -> None:
+    print(f"[{datetime.now(UTC):%H:%M:%S}] {msg}", flush=True)
+
+
+def run_throughput(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
+    src_admin, tgt_admin = _admins(src, tgt)
+    _create(src_admin, {"bench": args.partitions})
+    log(f"loading {args.records:,} records of {args.record_size} B into 'bench' ({args.partitions} partitions)")
+    load_s = dataset.load(src, ["bench"], args.partitions, args.records, args.record_size, args.seed)
+    result["load_s"] = round(load_s, 1)
+    _create(tgt_admin, {"limit": args.partitions})
+    log("limit: ProducerPerformance into the target (acks=all)")
+    run, tool_rate = measure_limit(tgt, "limit", args.records, args.record_size, tgt_admin, args.partitions)
+    result["replicators"].setdefault("limit", {}).update(figures(run, args.records, args.record_size),
+                                                         producer_perf_records_per_s=tool_rate)
+    for name, runner in runners.items():
+        log(f"{name}: replicating the backlog")
+        remote = {f"{runner.source_alias}.bench": args.partitions}
+        run = measure_copy(runner, "bench", remote, args.records, tgt_admin, timeout_for(args.records))
+        result["replicators"].setdefault(name, {}).update(figures(run, args.records, args.record_size))
+        log(f"{name}: {result['replicators'][name]}")
+
+
+def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
+    src_admin, _ = _admins(src, tgt)
+    for name, runner in runners.items():
+        topic = f"latency-{name}"
+        _create(src_admin, {topic: args.partitions})
+        log(f"{name}: latency at {args.latency_rate_mb} MB/s for {args.latency_seconds:.0f} s")
+        lat = measure_latency(runner, src, tgt, topic, args.partitions, args.latency_rate_mb,
+                              args.latency_seconds, args.record_size)
+        entry = result["replicators"].setdefault(name, {})
+        entry.update({k: lat[k] for k in ("p50_ms", "p99_ms", "max_ms")})
+        entry["latency_records"] = lat["records"]
+        log(f"{name}: {lat}")
+
+
+def run_scale(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
+    src_admin, tgt_admin = _admins(src, tgt)
+    topics = [f"scale-{i:03d}" for i in range(args.scale_topics)]
+    _create(src_admin, dict.fromkeys(topics, args.scale_partitions))
+    log(f"loading {args.scale_records:,} records over {len(topics)} topics x {args.scale_partitions} partitions")
+    dataset.load(src, topics, args.scale_partitions, args.scale_records, args.record_size, args.seed + 1)
+    for name, runner in runners.items():
+        log(f"{name}: replicating {len(topics) * args.scale_partitions} partitions")
+        remote = {f"{runner.source_alias}.{t}": args.scale_partitions for t in topics}
+        run = measure_copy(runner, "scale-.*", remote, args.scale_records, tgt_admin, timeout_for(args.scale_records))
+        result["scale"][name] = figures(run, args.scale_records, args.record_size)
+        log(f"{name}: {result['scale'][name]}")
+
+
+def _admins(src: str, tgt: str) -> tuple[ClusterAdmin, ClusterAdmin]:
+    return ClusterAdmin("source", {"bootstrap.servers": src}), ClusterAdmin("target", {"bootstrap.servers": tgt})
+
+
+def _create(admin: ClusterAdmin, topics: dict[str, int]) -> None:
+    for name, error in admin.create_topics([NewTopicSpec(t, n, 1) for t, n in topics.items()]).items():
+        if error:
+            raise RuntimeError(f"creating {name}: {error}")
+
+
+def ratios(result: dict) -> None:
+    reps = result["replicators"]
+    sm = reps.get("sparkmirror", {}).get("records_per_s")
+    if sm and reps.get("mm2", {}).get("records_per_s"):
+        result["throughput_ratio_vs_mm2"] = round(sm / reps["mm2"]["records_per_s"], 3)
+    if sm and reps.get("limit", {}).get("records_per_s"):
+        result["throughput_ratio_vs_limit"] = round(sm / reps["limit"]["records_per_s"], 3)
+    scale = result["scale"]
+    if scale.get("sparkmirror") and scale.get("mm2"):
+        result["scale_throughput_ratio_vs_mm2"] = round(
+            scale["sparkmirror"]["records_per_s"] / scale["mm2"]["records_per_s"], 3)
+
+
+COLUMNS = ("records_per_s", "mb_per_s", "wall_s", "first_record_s", "cpu_s", "peak_rss_mb",
+           "p50_ms", "p99_ms", "max_ms")
+
+
+def markdown(result: dict) -> str:
+    def table(rows: dict[str, dict]) -> list[str]:
+        out = ["| replicator | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+        for name, row in rows.items():
+            out.append(f"| {name} | " + " | ".join("" if row.get(c) is None else f"{row[c]:,}" for c in COLUMNS) + " |")
+        return out
+    lines = ["### throughput and latency", *table(result["replicators"])]
+    if result["scale"]:
+        lines += ["", f"### scale ({result['parameters']['scale_topics']} topics x "
+                      f"{result['parameters']['scale_partitions']} partitions)", *table(result["scale"])]
+    lines.append("")
+    for key in ("throughput_ratio_vs_mm2", "throughput_ratio_vs_limit", "scale_throughput_ratio_vs_mm2"):
+        if key in result:
+            lines.append(f"- {key}: {result[key]}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("sparkmirror.librdkafka").setLevel(logging.CRITICAL)
+    params = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    result: dict = {"started": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(),
+                    "parameters": params, "replicators": {}, "scale": {}}
+    started = time.monotonic()
+    log("starting source and target clusters")
+    clusters = start_clusters(["bench-source", "bench-target"], heap="1g")
+    src, tgt = (c.bootstrap_servers for c in clusters)
+    try:
+        with tempfile.TemporaryDirectory(prefix="sparkmirror-bench-") as work:
+            classes = {"mm2": MirrorMakerRunner, "sparkmirror": SparkmirrorRunner}
+            runners = {name: classes[name](src, tgt, args.cores, Path(work)) for name in args.replicators}
+            for mode, fn in (("throughput", run_throughput), ("latency", run_latency), ("scale", run_scale)):
+                if mode in args.modes:
+                    fn(args, src, tgt, runners, result)
+    finally:
+        for c in clusters:
+            c.stop()
+    ratios(result)
+    result["total_s"] = round(time.monotonic() - started, 1)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"bench-{datetime.now(UTC):%Y%m%dT%H%M%SZ}{'-quick' if args.quick else ''}.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    print(markdown(result))
+    log(f"result written to {path} (total {result['total_s']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""The benchmark harness runs end to end on tiny sizes and reports every field. No timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PER_REPLICATOR = ("records_per_s", "mb_per_s", "wall_s", "cpu_s", "peak_rss_mb")
+LATENCY = ("p50_ms", "p99_ms", "max_ms")
+
+
+def test_quick_benchmark_reports_every_field(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--quick", "--records", "3000", "--partitions", "3",
+         "--latency-seconds", "3", "--latency-rate-mb", "1", "--scale-topics", "3", "--scale-partitions", "2",
+         "--out", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    [path] = list(tmp_path.glob("bench-*-quick.json"))
+    report = json.loads(path.read_text())
+    for name in ("limit", "mm2", "sparkmirror"):
+        for field in PER_REPLICATOR:
+            assert isinstance(report["replicators"][name][field], int | float), (name, field)
+    for name in ("mm2", "sparkmirror"):
+        for field in LATENCY:
+            assert report["replicators"][name][field] >= 0, (name, field)
+        for field in PER_REPLICATOR:
+            assert report["scale"][name][field] > 0, (name, field)
+    assert report["throughput_ratio_vs_mm2"] > 0
+    assert report["throughput_ratio_vs_limit"] > 0
+    assert report["machine"]["cores"] >= 1 and report["machine"]["memory_gib"] > 0
+    assert report["parameters"]["records"] == 3000
+    assert "| sparkmirror |" in result.stdout
