@@ -100,28 +100,31 @@ class Supervisor:
             running.plan = plan
             return
         running.plan = plan
+        running.query = self._replication(running, plan).start(until_caught_up=self.until_caught_up)
+        logger.info("flow %s replicating %d topic(s): %s", flow.name, len(plan.remote_topics),
+                    ", ".join(f"{s}->{r}" for s, r in plan.remote_topics.items()))
+
+    def _replication(self, running: _RunningFlow, plan: TopicPlan):  # noqa: ANN202 - pyspark type, lazy
+        """The Spark side of a flow: source options, the target writer and the checkpoint folder."""
         from sparkmirror.pipeline.flow import ReplicationFlow  # noqa: PLC0415 - pyspark only when needed
         from sparkmirror.pipeline.session import build_spark_session  # noqa: PLC0415
         from sparkmirror.pipeline.writer import PartitionWriter  # noqa: PLC0415
 
+        flow = running.flow
         if self._spark is None:
             self._spark = build_spark_session(self.config.spark)
-        source = self.config.cluster(flow.source)
-        target = self.config.cluster(flow.target)
         limits = self.admin(flow.target).topic_config_values(sorted(plan.remote_topics.values()),
                                                             "max.message.bytes")
-        producer = options.producer_settings(librdkafka_settings(target.role_settings("producer")),
-                                             min((int(v) for v in limits.values()), default=None))
-        writer = PartitionWriter(flow.target, producer, dict(plan.remote_topics))
-        source_opts = options.source_options(source.role_settings("consumer"), list(plan.remote_topics),
-                                             flow.max_offsets_per_trigger)
+        producer = options.producer_settings(
+            librdkafka_settings(self.config.cluster(flow.target).role_settings("producer")),
+            min((int(v) for v in limits.values()), default=None))
+        source_opts = options.source_options(self.config.cluster(flow.source).role_settings("consumer"),
+                                             list(plan.remote_topics), flow.max_offsets_per_trigger)
         checkpoint = self.state_dir / "flows" / _safe(f"{flow.source}-to-{flow.target}") / "checkpoint"
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
-        replication = ReplicationFlow(self._spark, flow.name, source_opts, writer, checkpoint,
-                                      self._listener(running), max_tasks=flow.tasks_max)
-        running.query = replication.start(until_caught_up=self.until_caught_up)
-        logger.info("flow %s replicating %d topic(s): %s", flow.name, len(plan.remote_topics),
-                    ", ".join(f"{s}->{r}" for s, r in plan.remote_topics.items()))
+        return ReplicationFlow(self._spark, flow.name, source_opts,
+                               PartitionWriter(flow.target, producer, dict(plan.remote_topics)), checkpoint,
+                               self._listener(running), max_tasks=flow.tasks_max)
 
     def _listener(self, running: _RunningFlow):  # noqa: ANN202
         def on_batch(batch_id: int, summaries: list[PartitionSummary], started: float) -> None:

@@ -11,6 +11,12 @@ def test_source_options_prefix_client_settings_and_drop_spark_managed_ones():
     assert opts["startingOffsets"] == "earliest"
     assert opts["includeHeaders"] == "true"
     assert opts["maxOffsetsPerTrigger"] == "100"
+    assert opts["kafka.fetch.max.wait.ms"] == "10"
+
+
+def test_an_explicit_fetch_wait_beats_the_source_default():
+    opts = source_options({"bootstrap.servers": "a:1", "fetch.max.wait.ms": "250"}, ["t"])
+    assert opts["kafka.fetch.max.wait.ms"] == "250"
 
 
 def test_producer_settings_force_ordered_durable_writes():
