@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from concurrent.futures import Future
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import (
@@ -64,19 +65,7 @@ class ClusterAdmin:
         new = [NewTopic(s.name, num_partitions=s.partitions, replication_factor=s.replication_factor)
                for s in specs]
         futures = self._admin.create_topics(new, operation_timeout=CALL_TIMEOUT_S, request_timeout=CALL_TIMEOUT_S)
-        results: dict[str, Exception | None] = {}
-        for name, future in futures.items():
-            try:
-                future.result(timeout=CALL_TIMEOUT_S)
-                results[name] = None
-            except KafkaException as exc:
-                err = exc.args[0] if exc.args else None
-                if isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS:
-                    results[name] = None
-                else:
-                    results[name] = AdminOperationError(self.alias, f"create topic '{name}'", _describe(exc),
-                                                        _hint(exc))
-        return results
+        return self._per_topic(futures, "create topic", ok_codes=(KafkaError.TOPIC_ALREADY_EXISTS,))
 
     def topic_config_values(self, topics: list[str], key: str) -> dict[str, str]:
         """One config value (e.g. max.message.bytes) of each topic, as the broker reports it."""
@@ -100,13 +89,21 @@ class ClusterAdmin:
             return {}
         futures = self._admin.create_partitions([NewPartitions(t, n) for t, n in totals.items()],
                                                 request_timeout=CALL_TIMEOUT_S)
+        return self._per_topic(futures, "add partitions to")
+
+    def _per_topic(self, futures: Mapping[str, Future[None]], operation: str,
+                   ok_codes: tuple[int, ...] = ()) -> dict[str, Exception | None]:
+        """Wait for per-topic futures: None where it worked, an error naming topic and cluster otherwise."""
         results: dict[str, Exception | None] = {}
         for name, future in futures.items():
             try:
                 future.result(timeout=CALL_TIMEOUT_S)
                 results[name] = None
             except KafkaException as exc:
-                results[name] = AdminOperationError(self.alias, f"add partitions to '{name}'", _describe(exc))
+                err = exc.args[0] if exc.args else None
+                ok = isinstance(err, KafkaError) and err.code() in ok_codes
+                results[name] = None if ok else AdminOperationError(
+                    self.alias, f"{operation} '{name}'", _describe(exc), _hint(exc))
         return results
 
     def watermarks(self, topic: str, partitions: int, timeout_s: float = CALL_TIMEOUT_S) -> dict[int, tuple[int, int]]:
