@@ -31,17 +31,16 @@ def replication_columns(df: DataFrame) -> DataFrame:
 class BatchSink:
     """foreachBatch handler: runs the PartitionWriter on every task, collects only the summaries."""
 
-    def __init__(self, writer: PartitionWriter, on_batch: BatchListener, max_tasks: int | None = None) -> None:
+    def __init__(self, writer: PartitionWriter, on_batch: BatchListener, max_tasks: int) -> None:
         self.writer = writer
         self.on_batch = on_batch
         self.max_tasks = max_tasks
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
-        if self.max_tasks:
-            # Whole Kafka partitions are concatenated, never split: each keeps its order within one task.
-            batch = batch.coalesce(self.max_tasks)
-        rows = batch.mapInArrow(self.writer, SUMMARY_SCHEMA).collect()
+        # Fewer, longer tasks: Spark's fixed cost per Python task dominates small batches (see
+        # benchmarks/README.md). Whole Kafka partitions are concatenated, never split, so each keeps its order.
+        rows = batch.coalesce(self.max_tasks).mapInArrow(self.writer, SUMMARY_SCHEMA).collect()
         self.on_batch(batch_id, [PartitionSummary(**row.asDict()) for row in rows], started)
 
 

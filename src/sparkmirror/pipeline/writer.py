@@ -23,8 +23,14 @@ _librdkafka_logger = logging.getLogger("sparkmirror.librdkafka")
 
 # Columns the writer reads (see transforms.replication_columns) and the summary it returns.
 INPUT_COLUMNS = ("topic", "partition", "offset", "timestamp_ms", "key", "value", "headers")
-SUMMARY_SCHEMA = ("topic string, partition int, remote_topic string, records long, bytes long, "
-                  "first_upstream long, last_upstream long, first_downstream long, last_downstream long")
+_SUMMARY_FIELDS = (
+    ("topic", "string", pa.string()), ("partition", "int", pa.int32()), ("remote_topic", "string", pa.string()),
+    ("records", "long", pa.int64()), ("bytes", "long", pa.int64()), ("first_upstream", "long", pa.int64()),
+    ("last_upstream", "long", pa.int64()), ("first_downstream", "long", pa.int64()),
+    ("last_downstream", "long", pa.int64()),
+)
+SUMMARY_SCHEMA = ", ".join(f"{name} {ddl}" for name, ddl, _ in _SUMMARY_FIELDS)  # for mapInArrow
+_SUMMARY_ARROW = pa.schema([(name, arrow) for name, _, arrow in _SUMMARY_FIELDS])
 FLUSH_TIMEOUT_S = 180.0
 _POLL_EVERY = 2000
 
@@ -109,10 +115,11 @@ class PartitionWriter:
                 raise PipelineError(f"{remaining} records were not acknowledged by cluster "
                                     f"'{self.target_alias}' within {FLUSH_TIMEOUT_S:.0f} s; is it reachable?")
             self._raise_delivery_error(deliveries)
+            summary = self._summary(deliveries)
         except BaseException:
             _discard_producer(self.producer_settings)
             raise
-        yield self._summary(deliveries)
+        yield summary
 
     def _produce_batch(self, producer: Producer, batch: pa.RecordBatch, deliveries: _Deliveries) -> None:
         cols = {name: batch.column(name).to_pylist() for name in INPUT_COLUMNS}
@@ -158,9 +165,7 @@ class PartitionWriter:
             f"failed: {err.str()} ({err.name()}).{_hint(err.code(), self.target_alias)}")
 
     def _summary(self, deliveries: _Deliveries) -> pa.RecordBatch:
-        rows: dict[str, list[object]] = {n: [] for n in (
-            "topic", "partition", "remote_topic", "records", "bytes", "first_upstream", "last_upstream",
-            "first_downstream", "last_downstream")}
+        rows: dict[str, list[object]] = {name: [] for name in _SUMMARY_ARROW.names}
         for (remote, partition), log in deliveries.logs.items():
             if len(log.downstream) != len(log.upstream):
                 raise PipelineError(f"{len(log.upstream) - len(log.downstream)} delivery reports missing "
@@ -174,9 +179,3 @@ class PartitionWriter:
                 rows[name].append(value)
         return pa.RecordBatch.from_pydict(rows, schema=_SUMMARY_ARROW)
 
-
-_SUMMARY_ARROW = pa.schema([
-    ("topic", pa.string()), ("partition", pa.int32()), ("remote_topic", pa.string()),
-    ("records", pa.int64()), ("bytes", pa.int64()), ("first_upstream", pa.int64()),
-    ("last_upstream", pa.int64()), ("first_downstream", pa.int64()), ("last_downstream", pa.int64()),
-])
