@@ -38,6 +38,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def new_cluster_id() -> str:
+    """A random Kafka cluster id: URL-safe base64 of a UUID, never starting with '-' (as Kafka's own
+    Uuid.randomUuid ensures), since the storage tool would read such an id as an option."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 def _server_properties(node_dir: Path, port: int, controller_port: int, extra: dict[str, str]) -> str:
     props = {
         "process.roles": "broker,controller",
@@ -105,9 +114,8 @@ class LocalKafkaCluster:
         self.port, self.controller_port = free_port(), free_port()
         config = self.dir / "server.properties"
         config.write_text(_server_properties(self.dir, self.port, self.controller_port, self.broker_config))
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        fmt = subprocess.run(self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c",
-                                        str(config), heap="128m"),
+        fmt = subprocess.run(self._java("kafka.tools.StorageTool", "format", f"--cluster-id={new_cluster_id()}",
+                                        "-c", str(config), heap="128m"),
                              capture_output=True, text=True, timeout=120)
         if fmt.returncode != 0:
             raise EmbeddedSetupError(f"formatting storage of local cluster '{self.name}' failed:\n"

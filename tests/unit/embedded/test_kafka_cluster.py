@@ -1,0 +1,10 @@
+import base64
+
+from sparkmirror.embedded.kafka_cluster import new_cluster_id
+
+
+def test_cluster_ids_never_start_with_a_dash_and_decode_to_16_bytes():
+    ids = [new_cluster_id() for _ in range(5000)]  # a leading '-' would otherwise appear about 80 times
+    assert not any(i.startswith("-") for i in ids)
+    assert all(len(base64.urlsafe_b64decode(i + "==")) == 16 for i in ids)
+    assert len(set(ids)) == len(ids)
