@@ -14,6 +14,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from sparkmirror.errors import PipelineError
 from sparkmirror.model import PartitionSummary
+from sparkmirror.pipeline.failures import root_cause
 from sparkmirror.pipeline.writer import INPUT_COLUMNS, SUMMARY_SCHEMA, PartitionWriter
 
 logger = logging.getLogger(__name__)
@@ -71,9 +72,10 @@ class ReplicationFlow:
         return writer.start()
 
 
-def query_status(query: StreamingQuery) -> tuple[bool, Exception | None]:
-    """(is active, failure) of a query; PipelineError when the Spark JVM itself is gone."""
+def query_status(query: StreamingQuery) -> tuple[bool, str | None]:
+    """(is active, cause of its failure if it failed); PipelineError when the Spark JVM itself is gone."""
     try:
-        return query.isActive, query.exception()
+        active, failure = query.isActive, query.exception()
     except (Py4JError, ConnectionError) as exc:
         raise PipelineError(f"the Spark driver stopped unexpectedly: {exc}") from None
+    return active, None if failure is None else root_cause(failure)

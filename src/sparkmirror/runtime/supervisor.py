@@ -164,7 +164,7 @@ class Supervisor:
                 continue
             is_active, failure = query_status(running.query)
             if failure is not None:
-                raise PipelineError(f"flow {running.flow.name} failed: {_root_cause(failure)}")
+                raise PipelineError(f"flow {running.flow.name} failed: {failure}")
             if not is_active and not self.until_caught_up and not self._stop.is_set():
                 raise PipelineError(f"flow {running.flow.name} stopped without an error; see the Spark log")
             active += is_active
@@ -194,31 +194,3 @@ class Supervisor:
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]", "_", name)
-
-
-_OUR_ERROR = re.compile(r"sparkmirror\.errors\.\w+Error: (.+?)(?:\n\s*(?:at |\t|JVM stacktrace)|\n\n|\Z)", re.S)
-_DATA_LOSS = re.compile(r"Could not read records in offset \[(\d+), (\d+)\) for topic partition (\S+)")
-_EXCEPTION = re.compile(r"(?:^|[\s:])(?:[a-z_]\w*\.)*([A-Z]\w*(?:Exception|Error)): ")
-_WRAPPERS = {"SparkException", "Py4JException", "Py4JJavaError", "StreamingQueryException", "PythonException",
-             "CapturedException", "ExecutionException"}
-
-
-def _root_cause(exc: object) -> str:
-    """The most specific cause in a Spark error: ours, source data loss, or the deepest exception named."""
-    text = str(getattr(exc, "desc", None) or exc)
-    ours = _OUR_ERROR.search(text)
-    if ours:
-        return ours.group(1).strip()
-    loss = _DATA_LOSS.search(text)
-    if loss:
-        start, end, tp = loss.groups()
-        return (f"records {start}..{int(end) - 1} of source partition {tp} are no longer on the source cluster "
-                f"(deleted by retention, or the topic was deleted). sparkmirror does not skip records; "
-                f"if this loss is accepted, remove the flow's checkpoint folder to start again from the "
-                f"earliest records still there")
-    causes = [m for m in _EXCEPTION.finditer(text) if m.group(1) not in _WRAPPERS]
-    if causes:
-        deepest = causes[-1]
-        message = text[deepest.end():].split("\n", 1)[0].strip()
-        return f"{deepest.group(1)}: {message}"
-    return text.strip().splitlines()[0] if text.strip() else repr(exc)
