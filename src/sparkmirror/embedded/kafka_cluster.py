@@ -31,11 +31,35 @@ _JVM_FLAGS = ["-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=tr
               "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
 
 
+_handed_out: set[int] = set()
+
+
+def free_ports(count: int) -> list[int]:
+    """Distinct free loopback TCP ports, never one this process handed out before.
+
+    The sockets are held open together, so the OS cannot return the same port twice in one call; the
+    record of earlier ports keeps clusters that start in parallel (and bind seconds later) apart.
+    """
+    held: list[socket.socket] = []  # bound until we return, so the OS keeps offering new ports
+    ports: list[int] = []
+    try:
+        while len(ports) < count:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            held.append(s)
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+            if port not in _handed_out:
+                ports.append(port)
+        _handed_out.update(ports)
+        return ports
+    finally:
+        for s in held:
+            s.close()
+
+
 def free_port() -> int:
-    """A currently free loopback TCP port."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """One currently free loopback TCP port (see free_ports)."""
+    return free_ports(1)[0]
 
 
 def new_cluster_id() -> str:
@@ -111,7 +135,7 @@ class LocalKafkaCluster:
         """Format storage and launch the broker, without waiting for it (see wait_ready)."""
         self.dir = Path(tempfile.mkdtemp(prefix=f"sparkmirror-{self.name}-"))
         (self.dir / "logs").mkdir()
-        self.port, self.controller_port = free_port(), free_port()
+        self.port, self.controller_port = free_ports(2)
         config = self.dir / "server.properties"
         config.write_text(_server_properties(self.dir, self.port, self.controller_port, self.broker_config))
         fmt = subprocess.run(self._java("kafka.tools.StorageTool", "format", f"--cluster-id={new_cluster_id()}",
