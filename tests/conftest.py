@@ -2,12 +2,15 @@
 
 Set SPARKMIRROR_TEST_SOURCE_BOOTSTRAP and SPARKMIRROR_TEST_TARGET_BOOTSTRAP to use your own clusters.
 Without them, two local KRaft clusters are started from the cached jars; if Java or the jars are
-missing the integration tests fail (they never skip silently).
+missing the integration tests fail (they never skip silently). Tests that need a SASL_PLAINTEXT (SCRAM-SHA-512)
+cluster get a third, started on first use; SPARKMIRROR_TEST_SASL_BOOTSTRAP, SPARKMIRROR_TEST_SASL_USERNAME and
+SPARKMIRROR_TEST_SASL_PASSWORD name one of your own instead.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,6 +49,45 @@ def clusters() -> Iterator[ClusterPair]:
             for c in (a, b):
                 if c.dir is not None:
                     shutil.rmtree(c.dir, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class SaslCluster:
+    bootstrap: str  # a SASL_PLAINTEXT listener accepting SCRAM-SHA-512
+    username: str
+    password: str
+
+    def librdkafka_settings(self, password: str | None = None) -> dict[str, str]:
+        """confluent-kafka settings for this cluster, as `username` (with another password if given)."""
+        return {"bootstrap.servers": self.bootstrap, "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": self.username,
+                "sasl.password": self.password if password is None else password}
+
+
+@pytest.fixture(scope="session")
+def sasl_cluster() -> Iterator[SaslCluster]:
+    """A cluster whose clients must authenticate; only started when a test asks for it."""
+    bootstrap = os.environ.get("SPARKMIRROR_TEST_SASL_BOOTSTRAP")
+    if bootstrap:
+        yield SaslCluster(bootstrap, os.environ["SPARKMIRROR_TEST_SASL_USERNAME"],
+                          os.environ["SPARKMIRROR_TEST_SASL_PASSWORD"])
+        return
+    from sparkmirror.embedded.kafka_cluster import LocalKafkaCluster
+
+    username, password = "mirror", f"pw-{secrets.token_urlsafe(12)}"
+    cluster = LocalKafkaCluster("test-sasl", keep_logs=True, sasl_users={username: password}).start()
+    failed = False
+    try:
+        yield SaslCluster(cluster.bootstrap_servers, username, password)
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        cluster.stop()
+        if not failed and cluster.dir is not None:
+            import shutil
+
+            shutil.rmtree(cluster.dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -31,6 +31,21 @@ class ClusterUnreachableError(SparkmirrorError):
         )
 
 
+class ClusterAuthenticationError(SparkmirrorError):
+    """A cluster answered but refused the connection's credentials or TLS handshake."""
+
+    def __init__(self, alias: str, bootstrap_servers: str, cause: str, tls: bool = False) -> None:
+        self.alias = alias
+        self.bootstrap_servers = bootstrap_servers
+        what = "the TLS handshake failed" if tls else "authentication failed"
+        fix = (f"'{alias}.ssl.*' (trust store, key store, endpoint identification)" if tls else
+               f"'{alias}.sasl.mechanism' and the user and password in '{alias}.sasl.jaas.config'")
+        super().__init__(
+            f"cluster '{alias}' at bootstrap.servers={bootstrap_servers}: {what}: {cause}. "
+            f"Check '{alias}.security.protocol' and {fix} in the properties file (or the '{alias}.admin.*' "
+            f"overrides, which the control plane uses).")
+
+
 class AdminOperationError(SparkmirrorError):
     """An admin call failed; names the operation and the cluster."""
 

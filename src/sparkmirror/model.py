@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 
 @dataclass(frozen=True, slots=True)
 class NewTopicSpec:
-    """A topic to create: name, partition count, replication factor (-1 = broker default)."""
+    """A topic to create: name, partition count, replication factor (-1 = broker default), topic configs."""
 
     name: str
     partitions: int
     replication_factor: int = -1
+    configs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfigEntry:
+    """One topic config as a broker reports it; `is_default` as Java's ConfigEntry.isDefault()."""
+
+    name: str
+    value: str
+    is_default: bool
 
 
 @dataclass(frozen=True, slots=True)

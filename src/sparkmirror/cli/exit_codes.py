@@ -9,4 +9,5 @@ class ExitStatus(IntEnum):
     CONFIG_ERROR = 2
     CLUSTER_UNREACHABLE = 3
     MISMATCH = 4
+    AUTHENTICATION_FAILED = 5
     INTERRUPTED = 130

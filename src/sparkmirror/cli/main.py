@@ -12,6 +12,7 @@ import click
 
 from sparkmirror.cli.exit_codes import ExitStatus
 from sparkmirror.errors import (
+    ClusterAuthenticationError,
     ClusterUnreachableError,
     ConfigError,
     SparkmirrorError,
@@ -34,6 +35,8 @@ def _exit_status(exc: BaseException) -> ExitStatus:
         return ExitStatus.CONFIG_ERROR
     if isinstance(exc, ClusterUnreachableError):
         return ExitStatus.CLUSTER_UNREACHABLE
+    if isinstance(exc, ClusterAuthenticationError):
+        return ExitStatus.AUTHENTICATION_FAILED
     if isinstance(exc, KeyboardInterrupt):
         return ExitStatus.INTERRUPTED
     return ExitStatus.ERROR
@@ -65,27 +68,150 @@ def _split_aliases(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(a for v in values for a in v.replace(",", " ").split())
 
 
-@cli.command()
-@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="An MM2 properties file (connect-mirror-maker.properties).")
-@click.option("--clusters", multiple=True,
-              help="Run only the flows that target these cluster aliases (MM2's --clusters).")
+class _MirrorMakerCommand(click.Command):
+    """Accepts MM2's `--clusters A B` (several values after one flag) as well as `--clusters A,B`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        expanded: list[str] = []
+        greedy = False
+        for arg in args:
+            if arg == "--clusters":
+                greedy = True
+                continue
+            if greedy and not arg.startswith("-"):
+                expanded += ["--clusters", arg]
+                continue
+            greedy = False
+            expanded.append(arg)
+        return super().parse_args(ctx, expanded)
+
+
+def _config_argument(command: Callable) -> Callable:
+    command = click.option("--clusters", multiple=True, metavar="ALIAS...",
+                           help="Only the flows that target these cluster aliases (MM2's --clusters A B).")(command)
+    return click.argument("config_file", required=False, type=click.Path(dir_okay=False, path_type=Path))(command)
+
+
+def _config_path(config_file: Path | None, config_option: Path | None) -> Path:
+    path = config_file or config_option
+    if path is None:
+        raise click.UsageError("give the MM2 properties file, e.g. 'sparkmirror run mm2.properties'")
+    return path
+
+
+def _load(path: Path, clusters: tuple[str, ...]):  # noqa: ANN202 - lazy import keeps --help fast
+    """The validated config and the flows to run; client settings are translated now, so every problem
+    (file and client settings) is reported before any cluster is contacted."""
+    from sparkmirror.config.mm2 import load_config  # noqa: PLC0415
+
+    config = load_config(path)
+    for warning in config.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if config.unused_keys:
+        click.echo(f"warning: keys sparkmirror does not use (MM2/Connect worker settings or unknown): "
+                   f"{', '.join(config.unused_keys)}", err=True)
+    flows = config.enabled_flows(_split_aliases(clusters) or None)
+    problems = _check_clients(flows)
+    if problems:
+        raise ConfigError(problems, config.source)
+    return config, flows
+
+
+def _check_clients(flows: list) -> list[str]:
+    """Translate every client of the flows now, so a setting that cannot be used fails before any I/O."""
+    from sparkmirror.kafka.clients import translate  # noqa: PLC0415
+    from sparkmirror.pipeline.options import source_options  # noqa: PLC0415
+    from sparkmirror.runtime.capabilities import cannot_honour  # noqa: PLC0415
+
+    problems: list[str] = []
+    for flow in flows:
+        problems += cannot_honour(flow)
+        checks = [lambda f=flow: translate(f.target_producer, "producer", f.target_producer.origin),
+                  lambda f=flow: translate(f.source_admin, "admin", f.source_admin.origin),
+                  lambda f=flow: translate(f.target_admin, "admin", f.target_admin.origin),
+                  lambda f=flow: source_options(f.source_consumer, [], describe=f.source_consumer.origin)]
+        for check in checks:
+            try:
+                check()
+            except ConfigError as exc:
+                problems += [p for p in exc.problems if p not in problems]
+    return problems
+
+
+@cli.command(cls=_MirrorMakerCommand)
+@_config_argument
+@click.pass_obj
+def validate(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...]) -> None:
+    """Check CONFIG_FILE: every problem at once, each with its key and line; exit code 2 on errors."""
+
+    def action() -> int:
+        config, flows = _load(_config_path(config_file, None), clusters)
+        click.echo(f"{config.source}: valid; clusters {', '.join(config.clusters)}; "
+                   f"flows to run: {', '.join(f.name for f in flows) or '(none)'}")
+        return ExitStatus.SUCCESS
+
+    _guard(action, obj["traceback"])
+
+
+@cli.command(cls=_MirrorMakerCommand)
+@_config_argument
+@click.option("--offline", is_flag=True, help="Only the resolved settings; do not contact the clusters.")
+@click.pass_obj
+def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...], offline: bool) -> None:
+    """Show what `run` would do: resolved flows, and with reachable clusters each source topic, its remote
+    name, partitions and the configs it will be created with. Changes nothing."""
+
+    def action() -> int:
+        from sparkmirror.cli import render  # noqa: PLC0415
+        from sparkmirror.runtime.capabilities import not_performed  # noqa: PLC0415
+
+        config, flows = _load(_config_path(config_file, None), clusters)
+        for line in render.config_summary(config, flows):
+            click.echo(line)
+        for flow in flows:
+            missing = not_performed(flow)
+            if missing:
+                click.echo(f"flow {flow.name}: not performed by this version: {'; '.join(missing)}")
+        if offline or not flows:
+            return ExitStatus.SUCCESS
+        from sparkmirror.runtime.supervisor import Supervisor  # noqa: PLC0415
+
+        supervisor = Supervisor(config, Path("."), target_clusters=_split_aliases(clusters) or None)
+        supervisor.check_clusters()
+        for flow in flows:
+            for line in render.topic_plan(flow, supervisor.plan_flow(flow)):
+                click.echo(line)
+        return ExitStatus.SUCCESS
+
+    _guard(action, obj["traceback"])
+
+
+@cli.command(cls=_MirrorMakerCommand)
+@_config_argument
+@click.option("--config", "config_option", type=click.Path(dir_okay=False, path_type=Path),
+              help="The MM2 properties file (instead of the CONFIG_FILE argument).")
 @click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("sparkmirror-state"),
               show_default=True, help="Where Spark keeps each flow's progress (checkpoints).")
 @click.pass_obj
-def run(obj: dict[str, bool], config_path: Path, clusters: tuple[str, ...], state_dir: Path) -> None:
-    """Replicate the enabled flows of CONFIG until stopped (SIGTERM / Ctrl-C stop cleanly)."""
+def run(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...], config_option: Path | None,
+        state_dir: Path) -> None:
+    """Replicate the enabled flows of CONFIG_FILE until stopped (SIGTERM / Ctrl-C stop cleanly)."""
 
     def action() -> int:
-        from sparkmirror.config.mm2 import load_config  # noqa: PLC0415 - keep --help fast
+        from sparkmirror.runtime.capabilities import not_performed  # noqa: PLC0415
         from sparkmirror.runtime.supervisor import Supervisor  # noqa: PLC0415
 
-        config = load_config(config_path)
-        if config.unknown_keys:
-            logger.warning("ignoring keys sparkmirror does not use: %s", ", ".join(config.unknown_keys))
+        config, flows = _load(_config_path(config_file, config_option), clusters)
+        if not flows:
+            raise ConfigError(["no flow is enabled" + (f" with a target in --clusters {' '.join(clusters)}"
+                                                        if clusters else "")
+                               + "; set e.g. 'A->B.enabled = true'"], config.source)
+        for flow in flows:
+            missing = not_performed(flow)
+            if missing:
+                click.echo(f"warning: flow {flow.name}: MM2 features not performed by this version: "
+                           f"{'; '.join(missing)}", err=True)
         supervisor = Supervisor(config, state_dir, target_clusters=_split_aliases(clusters) or None)
-        if not supervisor.flows:
-            raise ConfigError(["no flow is enabled; set e.g. 'A->B.enabled = true'"], config.source)
         signal.signal(signal.SIGTERM, lambda *_: supervisor.stop())
         try:
             supervisor.start()

@@ -1,26 +1,130 @@
-"""MM2 key names and defaults, in one grep-able place."""
+"""MM2 key names and defaults (as of Kafka 4.3's connect-mirror), in one grep-able place."""
 
 CLUSTERS = "clusters"
 BOOTSTRAP_SERVERS = "bootstrap.servers"
+SECURITY_PROTOCOL = "security.protocol"
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+# config providers (KIP-297): config.providers = file; config.providers.file.class = ...; ...param.<p>
+CONFIG_PROVIDERS = "config.providers"
+FILE_CONFIG_PROVIDER = "org.apache.kafka.common.config.provider.FileConfigProvider"
+DIRECTORY_CONFIG_PROVIDER = "org.apache.kafka.common.config.provider.DirectoryConfigProvider"
+ENV_VAR_CONFIG_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
+
+# Client roles and the flow-level client prefixes of MirrorConnectorConfig.
+CLIENT_ROLES = ("consumer", "producer", "admin")
+SOURCE_CLUSTER_PREFIX = "source.cluster."
+TARGET_CLUSTER_PREFIX = "target.cluster."
+PRODUCER_OVERRIDE_PREFIX = "producer.override."  # Connect's per-connector client override
+
+# Flow (connector) settings.
 ENABLED = "enabled"
 TOPICS = "topics"
 TOPICS_EXCLUDE = "topics.exclude"
+GROUPS = "groups"
+GROUPS_EXCLUDE = "groups.exclude"
+CONFIG_PROPERTIES_EXCLUDE = "config.properties.exclude"
+USE_DEFAULTS_FROM = "use.defaults.from"
 REPLICATION_POLICY_CLASS = "replication.policy.class"
 REPLICATION_POLICY_SEPARATOR = "replication.policy.separator"
+INTERNAL_TOPIC_SEPARATOR_ENABLED = "replication.policy.internal.topic.separator.enabled"
 REPLICATION_FACTOR = "replication.factor"
+OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR = "offset-syncs.topic.replication.factor"
+CHECKPOINTS_TOPIC_REPLICATION_FACTOR = "checkpoints.topic.replication.factor"
+HEARTBEATS_TOPIC_REPLICATION_FACTOR = "heartbeats.topic.replication.factor"
+OFFSET_SYNCS_TOPIC_LOCATION = "offset-syncs.topic.location"
+OFFSET_SYNCS_PREFIX = "offset-syncs."
+EMIT_OFFSET_SYNCS_ENABLED = "emit.offset-syncs.enabled"
+OFFSET_LAG_MAX = "offset.lag.max"
+HEARTBEATS_REPLICATION_ENABLED = "heartbeats.replication.enabled"
+EXACTLY_ONCE_SUPPORT = "exactly.once.support"
 TASKS_MAX = "tasks.max"
+CONSUMER_POLL_TIMEOUT_MS = "consumer.poll.timeout.ms"
+ADMIN_TIMEOUT_MS = "admin.timeout.ms"
+METRIC_NAMES_FORMATS = "metric.names.formats"
+# Periodic jobs: `<name>.enabled` and `<name>.interval.seconds`.
+EMIT_HEARTBEATS = "emit.heartbeats"
+EMIT_CHECKPOINTS = "emit.checkpoints"
+SYNC_GROUP_OFFSETS = "sync.group.offsets"
+SYNC_TOPIC_CONFIGS = "sync.topic.configs"
+SYNC_TOPIC_ACLS = "sync.topic.acls"
+REFRESH_TOPICS = "refresh.topics"
+REFRESH_GROUPS = "refresh.groups"
+# Pluggable classes: only MM2's own defaults can run here.
+TOPIC_FILTER_CLASS = "topic.filter.class"
+GROUP_FILTER_CLASS = "group.filter.class"
+CONFIG_PROPERTY_FILTER_CLASS = "config.property.filter.class"
+FORWARDING_ADMIN_CLASS = "forwarding.admin.class"
+
+# 3.x aliases removed in 4.0; accepted with a warning (3.x semantics: the new key wins when both are set).
+DEPRECATED_ALIASES = {
+    "topics.blacklist": TOPICS_EXCLUDE,
+    "groups.blacklist": GROUPS_EXCLUDE,
+    "config.properties.blacklist": CONFIG_PROPERTIES_EXCLUDE,
+}
+
+_MIRROR = "org.apache.kafka.connect.mirror."
+DEFAULT_REPLICATION_POLICY = _MIRROR + "DefaultReplicationPolicy"
+IDENTITY_REPLICATION_POLICY = _MIRROR + "IdentityReplicationPolicy"
+DEFAULT_PLUGIN_CLASSES = {
+    TOPIC_FILTER_CLASS: _MIRROR + "DefaultTopicFilter",
+    GROUP_FILTER_CLASS: _MIRROR + "DefaultGroupFilter",
+    CONFIG_PROPERTY_FILTER_CLASS: _MIRROR + "DefaultConfigPropertyFilter",
+    FORWARDING_ADMIN_CLASS: "org.apache.kafka.clients.admin.ForwardingAdmin",
+}
 
 DEFAULT_TOPICS = ".*"
-# MirrorSourceConfig / DefaultTopicFilter: internal, replica and double-underscore topics are never copied.
-DEFAULT_TOPICS_EXCLUDE = r".*[\-\.]internal, .*\.replica, __.*"
+# Kafka 4.3's DefaultTopicFilter (3.x had `.*[\-\.]internal`): MM2's own internal topics, replicas, `__*`.
+DEFAULT_TOPICS_EXCLUDE = r"mm2.*\.internal, .*\.replica, __.*"
+DEFAULT_GROUPS = ".*"
+DEFAULT_GROUPS_EXCLUDE = "console-consumer-.*, connect-.*, __.*"
+DEFAULT_CONFIG_PROPERTIES_EXCLUDE = (
+    r"follower\.replication\.throttled\.replicas, leader\.replication\.throttled\.replicas, "
+    r"message\.timestamp\.difference\.max\.ms, log\.message\.timestamp\.before\.max\.ms, "
+    r"log\.message\.timestamp\.after\.max\.ms, message\.timestamp\.type, unclean\.leader\.election\.enable, "
+    r"min\.insync\.replicas")
 DEFAULT_SEPARATOR = "."
 DEFAULT_REPLICATION_FACTOR = 2  # MM2's default; single-broker clusters must set 1
-
-DEFAULT_REPLICATION_POLICY = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
-IDENTITY_REPLICATION_POLICY = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
+DEFAULT_INTERNAL_TOPIC_REPLICATION_FACTOR = 3
+DEFAULT_OFFSET_LAG_MAX = 100
+DEFAULT_CONSUMER_POLL_TIMEOUT_MS = 1000
+DEFAULT_ADMIN_TIMEOUT_MS = 60_000
+# (enabled, interval seconds) of each periodic job, MM2's defaults.
+DEFAULT_SCHEDULES = {
+    EMIT_HEARTBEATS: (True, 1),
+    EMIT_CHECKPOINTS: (True, 60),
+    SYNC_GROUP_OFFSETS: (False, 60),
+    SYNC_TOPIC_CONFIGS: (True, 600),
+    SYNC_TOPIC_ACLS: (True, 600),
+    REFRESH_TOPICS: (True, 600),
+    REFRESH_GROUPS: (True, 600),
+}
 
 # sparkmirror's own keys (no MM2 equivalent).
 MAX_OFFSETS_PER_TRIGGER = "sparkmirror.max.offsets.per.trigger"
 SPARK_PREFIX = "spark."
+SPARKMIRROR_PREFIX = "sparkmirror."
 
-CLIENT_ROLE_PREFIXES = ("producer.", "consumer.", "admin.")
+# Top-level prefixes MM2 forwards to its Connect workers (MirrorMakerConfig.workerConfig); read, not used here.
+WORKER_PREFIXES = ("offset.storage", "config.storage", "status.storage", "key.converter", "value.converter",
+                   "header.converter", "task", "worker")
+# Connect's own connector settings (ConnectorConfig): valid in an MM2 file, meaningless here.
+CONNECT_CONNECTOR_KEYS = frozenset({
+    "name", "connector.class", "tasks.max.enforce", "key.converter", "value.converter", "header.converter",
+    "transforms", "predicates", "config.action.reload", "errors.retry.timeout", "errors.retry.delay.max.ms",
+    "errors.tolerance", "errors.log.enable", "errors.log.include.messages", "metric.reporters",
+    "exactly.once.source.support", "transaction.boundary", "transaction.boundary.interval.ms",
+    "offsets.storage.topic", "topic.creation.groups", "source.cluster.alias", "target.cluster.alias",
+    "dedicated.mode.enable.internal.rest", "listeners",
+})
+
+
+def is_client_key(key: str) -> bool:
+    """MM2's CLIENT_CONFIG_DEF: the cluster-level settings copied into every client of that cluster."""
+    return key in (BOOTSTRAP_SERVERS, SECURITY_PROTOCOL) or key.startswith(("ssl.", "sasl."))
+
+
+def is_sensitive(key: str) -> bool:
+    """Keys whose values are never shown (Java's PASSWORD-typed settings and their kin)."""
+    k = key.lower()
+    return any(w in k for w in ("password", "secret", "jaas", "ssl.keystore.key", "token", "credential"))

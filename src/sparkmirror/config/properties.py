@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import javaproperties
@@ -19,6 +19,8 @@ class Properties:
     values: Mapping[str, str]
     lines: Mapping[str, int]
     source: str
+    # key -> every (line, value) of a key written more than once, in file order
+    duplicates: Mapping[str, tuple[tuple[int, str], ...]] = field(default_factory=dict)
 
     def where(self, key: str) -> str:
         """`file:line` for a key, or just the file name when the key is not in the file."""
@@ -30,16 +32,19 @@ def parse_properties(text: str, source: str = "<string>") -> Properties:
     """Parse properties text with javaproperties (escapes, continuations, `=`/`:`/space separators)."""
     values: dict[str, str] = {}
     lines: dict[str, int] = {}
+    seen: dict[str, list[tuple[int, str]]] = {}
     line_no = 1
     try:
         for element in javaproperties.parse(io.StringIO(text)):
             if isinstance(element, javaproperties.KeyValue):
                 values[element.key] = element.value
                 lines[element.key] = line_no  # Java Properties: the last definition wins
+                seen.setdefault(element.key, []).append((line_no, element.value))
             line_no += element.source.count("\n")
     except (ValueError, UnicodeError) as exc:
         raise ConfigError([f"cannot parse properties text: {exc}"], source) from exc
-    return Properties(values=values, lines=lines, source=source)
+    duplicates = {k: tuple(v) for k, v in seen.items() if len(v) > 1}
+    return Properties(values=values, lines=lines, source=source, duplicates=duplicates)
 
 
 def read_properties(path: str | Path) -> Properties:

@@ -1,7 +1,8 @@
 """LocalKafkaCluster: one single-node KRaft Kafka (combined broker + controller) on loopback ports.
 
 Started from the Maven-resolved jars with `kafka.Kafka`, storage formatted in a temp folder first.
-Used by the demo and the tests; any number can run side by side.
+Used by the demo and the tests; any number can run side by side. With `sasl_users` the client listener is
+SASL_PLAINTEXT (SCRAM-SHA-512, SCRAM-SHA-256 and PLAIN), the users' SCRAM credentials written at format time.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import base64
 import logging
 import os
+import re
 import shutil
 import signal
 import socket
@@ -16,6 +18,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
@@ -30,6 +33,11 @@ DEFAULT_HEAP = "384m"
 _JVM_FLAGS = ["-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true",
               "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
 
+
+SASL_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN")
+_SCRAM_MECHANISMS = SASL_MECHANISMS[:2]
+_SASL_USER = re.compile(r"[A-Za-z0-9_.\-]+")
+_SASL_PASSWORD = re.compile(r"[!#-+\--\[\]-~]+")  # printable ASCII without space, '"', ',' and '\\'
 
 _handed_out: set[int] = set()
 
@@ -71,7 +79,8 @@ def new_cluster_id() -> str:
             return cluster_id
 
 
-def _server_properties(node_dir: Path, port: int, controller_port: int, extra: dict[str, str]) -> str:
+def _server_properties(node_dir: Path, port: int, controller_port: int, extra: dict[str, str],
+                       sasl: dict[str, str] | None = None) -> str:
     props = {
         "process.roles": "broker,controller",
         "node.id": "1",
@@ -95,28 +104,88 @@ def _server_properties(node_dir: Path, port: int, controller_port: int, extra: d
         "num.io.threads": "2",
         "log.cleaner.dedupe.buffer.size": "8388608",
         "auto.create.topics.enable": "false",
+        **(sasl or {}),
         **extra,
     }
     return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def _sasl_properties(client_port: int, internal_port: int, controller_port: int,
+                     users: Mapping[str, str]) -> dict[str, str]:
+    """Listener settings for a SASL_PLAINTEXT client listener; the broker talks to itself over PLAINTEXT.
+
+    SCRAM users live in the cluster metadata (see _scram_arguments); PLAIN users in the listener's JAAS entry.
+    """
+    plain_users = " ".join(f'user_{name}="{password}"' for name, password in users.items())
+    return {
+        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{client_port},PLAINTEXT://127.0.0.1:{internal_port},"
+                     f"CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"SASL_PLAINTEXT://127.0.0.1:{client_port},PLAINTEXT://127.0.0.1:{internal_port}",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms": ",".join(SASL_MECHANISMS),
+        **{f"listener.name.sasl_plaintext.{m.lower()}.sasl.jaas.config":
+           "org.apache.kafka.common.security.scram.ScramLoginModule required;" for m in _SCRAM_MECHANISMS},
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+            f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};",
+    }
+
+
+def _scram_arguments(users: Mapping[str, str]) -> list[str]:
+    """`kafka-storage format` options that write each user's SCRAM credentials into the bootstrap metadata."""
+    return [arg for name, password in users.items() for m in _SCRAM_MECHANISMS
+            for arg in ("--add-scram", f"{m}=[name={name},password={password}]")]
+
+
+def _check_sasl_users(users: Mapping[str, str]) -> None:
+    """Reject names and passwords that the properties file, JAAS or --add-scram syntax would mangle."""
+    if not users:
+        raise ValueError("sasl_users needs at least one user")
+    for name, password in users.items():
+        if not _SASL_USER.fullmatch(name):
+            raise ValueError(f"SASL user name {name!r}: use letters, digits, '.', '_' and '-' only")
+        if not _SASL_PASSWORD.fullmatch(password):
+            raise ValueError(f"password of SASL user {name!r}: use printable ASCII without spaces, '\"', ',' "
+                             "and '\\'")
 
 
 class LocalKafkaCluster:
     """A single-node KRaft cluster in a subprocess; use as a context manager or call start()/stop()."""
 
     def __init__(self, name: str = "kafka", heap: str = DEFAULT_HEAP, keep_logs: bool = False,
-                 broker_config: dict[str, str] | None = None) -> None:
+                 broker_config: dict[str, str] | None = None, sasl_users: Mapping[str, str] | None = None) -> None:
+        """`sasl_users` (name -> password) makes the client listener SASL_PLAINTEXT with those users."""
+        if sasl_users is not None:
+            _check_sasl_users(sasl_users)
         self.name = name
         self.heap = heap
         self.keep_logs = keep_logs
         self.broker_config = dict(broker_config or {})
+        self.sasl_users = dict(sasl_users) if sasl_users is not None else None
         self.port = 0
         self.controller_port = 0
+        self.internal_port = 0  # the PLAINTEXT inter-broker listener of a SASL cluster; 0 otherwise
         self.dir: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
     def bootstrap_servers(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def security_protocol(self) -> str:
+        """Protocol of the listener at bootstrap_servers."""
+        return "PLAINTEXT" if self.sasl_users is None else "SASL_PLAINTEXT"
+
+    def client_settings(self, user: str | None = None, mechanism: str = "SCRAM-SHA-512") -> dict[str, str]:
+        """librdkafka settings for bootstrap_servers; on a SASL cluster as `user` (default: the first one)."""
+        settings = {"bootstrap.servers": self.bootstrap_servers}
+        if self.sasl_users is None:
+            return settings
+        if mechanism not in SASL_MECHANISMS:
+            raise ValueError(f"mechanism must be one of {', '.join(SASL_MECHANISMS)}, not {mechanism!r}")
+        user = next(iter(self.sasl_users)) if user is None else user
+        return {**settings, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
+                "sasl.username": user, "sasl.password": self.sasl_users[user]}
 
     @property
     def log_file(self) -> Path:
@@ -135,11 +204,17 @@ class LocalKafkaCluster:
         """Format storage and launch the broker, without waiting for it (see wait_ready)."""
         self.dir = Path(tempfile.mkdtemp(prefix=f"sparkmirror-{self.name}-"))
         (self.dir / "logs").mkdir()
-        self.port, self.controller_port = free_ports(2)
+        sasl, scram_args = None, []
+        if self.sasl_users is None:
+            self.port, self.controller_port = free_ports(2)
+        else:
+            self.port, self.internal_port, self.controller_port = free_ports(3)
+            sasl = _sasl_properties(self.port, self.internal_port, self.controller_port, self.sasl_users)
+            scram_args = _scram_arguments(self.sasl_users)
         config = self.dir / "server.properties"
-        config.write_text(_server_properties(self.dir, self.port, self.controller_port, self.broker_config))
+        config.write_text(_server_properties(self.dir, self.port, self.controller_port, self.broker_config, sasl))
         fmt = subprocess.run(self._java("kafka.tools.StorageTool", "format", f"--cluster-id={new_cluster_id()}",
-                                        "-c", str(config), heap="128m"),
+                                        "-c", str(config), *scram_args, heap="128m"),
                              capture_output=True, text=True, timeout=120)
         if fmt.returncode != 0:
             raise EmbeddedSetupError(f"formatting storage of local cluster '{self.name}' failed:\n"
@@ -154,7 +229,7 @@ class LocalKafkaCluster:
         from sparkmirror.kafka.admin import ClusterAdmin  # noqa: PLC0415 - keep confluent_kafka lazy
 
         deadline = time.monotonic() + timeout_s
-        admin = ClusterAdmin(self.name, {"bootstrap.servers": self.bootstrap_servers})
+        admin = ClusterAdmin(self.name, self.client_settings())
         while True:
             if self._proc is None or self._proc.poll() is not None:
                 raise EmbeddedSetupError(f"local cluster '{self.name}' exited during start-up:\n{self.log_tail()}")

@@ -14,19 +14,21 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import (
     AdminClient,
     ConfigResource,
+    ConfigSource,
     NewPartitions,
     NewTopic,
     OffsetSpec,
     ResourceType,
 )
 
-from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
-from sparkmirror.model import NewTopicSpec
+from sparkmirror.errors import AdminOperationError, ClusterAuthenticationError, ClusterUnreachableError
+from sparkmirror.model import NewTopicSpec, TopicConfigEntry
 
 logger = logging.getLogger(__name__)
 _librdkafka_logger = logging.getLogger("sparkmirror.librdkafka")
 
 PROBE_TIMEOUT_S = 10.0
+PROBE_SLICE_S = 0.5
 CALL_TIMEOUT_S = 30.0
 
 
@@ -39,16 +41,34 @@ class ClusterAdmin:
         conf: dict[str, object] = dict(settings)
         conf.setdefault("socket.connection.setup.timeout.ms", "5000")
         conf["logger"] = _librdkafka_logger
+        conf["error_cb"] = self._on_error
+        self._refused: KafkaError | None = None
         self._admin = AdminClient(conf)
 
+    def _on_error(self, error: KafkaError) -> None:
+        # librdkafka retries a refused login forever and reports it only here, not to the waiting call.
+        if error.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL):
+            self._refused = error
+
     def probe(self, timeout_s: float = PROBE_TIMEOUT_S) -> None:
-        """Raise ClusterUnreachableError unless a metadata request is answered within the timeout."""
-        try:
-            metadata = self._admin.list_topics(timeout=timeout_s)
-        except KafkaException as exc:
-            raise ClusterUnreachableError(self.alias, self.bootstrap_servers, _describe(exc)) from None
+        """Raise unless a metadata request is answered within the timeout; refused credentials fail at once."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                metadata = self._admin.list_topics(timeout=min(PROBE_SLICE_S, max(0.01, deadline - time.monotonic())))
+                break
+            except KafkaException as exc:
+                self._admin.poll(0)  # serves error_cb
+                self._raise_if_refused()
+                if time.monotonic() >= deadline:
+                    raise ClusterUnreachableError(self.alias, self.bootstrap_servers, _describe(exc)) from None
         if not metadata.brokers:
             raise ClusterUnreachableError(self.alias, self.bootstrap_servers, "no broker in metadata")
+
+    def _raise_if_refused(self) -> None:
+        if self._refused is not None:
+            raise ClusterAuthenticationError(self.alias, self.bootstrap_servers, self._refused.str(),
+                                             tls=self._refused.code() == KafkaError._SSL)
 
     def topic_partitions(self, timeout_s: float = CALL_TIMEOUT_S) -> dict[str, int]:
         """Every topic (internal ones too) with its partition count."""
@@ -62,25 +82,35 @@ class ClusterAdmin:
         """Create topics; per-topic results, an existing topic counting as success."""
         if not specs:
             return {}
-        new = [NewTopic(s.name, num_partitions=s.partitions, replication_factor=s.replication_factor)
-               for s in specs]
+        new = [NewTopic(s.name, num_partitions=s.partitions, replication_factor=s.replication_factor,
+                        config=dict(s.configs)) for s in specs]
         futures = self._admin.create_topics(new, operation_timeout=CALL_TIMEOUT_S, request_timeout=CALL_TIMEOUT_S)
         return self._per_topic(futures, "create topic", ok_codes=(KafkaError.TOPIC_ALREADY_EXISTS,))
 
     def topic_config_values(self, topics: list[str], key: str) -> dict[str, str]:
         """One config value (e.g. max.message.bytes) of each topic, as the broker reports it."""
+        return {topic: entries[key].value for topic, entries in self._describe_topic_configs(topics).items()
+                if key in entries}
+
+    def topic_configs(self, topics: list[str]) -> dict[str, list[TopicConfigEntry]]:
+        """Each topic's configs that MM2 would consider copying: not read-only, not sensitive, not static."""
+        return {topic: [TopicConfigEntry(e.name, e.value, _source(e) is ConfigSource.DEFAULT_CONFIG)
+                        for e in entries.values()
+                        if not e.is_read_only and not e.is_sensitive and e.value is not None
+                        and _source(e) is not ConfigSource.STATIC_BROKER_CONFIG]
+                for topic, entries in self._describe_topic_configs(topics).items()}
+
+    def _describe_topic_configs(self, topics: list[str]) -> dict[str, dict]:
         if not topics:
             return {}
         resources = [ConfigResource(ResourceType.TOPIC, t) for t in topics]
-        out: dict[str, str] = {}
+        out: dict[str, dict] = {}
         for resource, future in self._admin.describe_configs(resources, request_timeout=CALL_TIMEOUT_S).items():
             try:
-                entries = future.result(timeout=CALL_TIMEOUT_S)
+                out[resource.name] = future.result(timeout=CALL_TIMEOUT_S)
             except KafkaException as exc:
                 raise AdminOperationError(self.alias, f"describe configs of '{resource.name}'",
                                           _describe(exc)) from None
-            if key in entries:
-                out[resource.name] = entries[key].value
         return out
 
     def create_partitions(self, totals: dict[str, int]) -> dict[str, Exception | None]:
@@ -130,6 +160,11 @@ _TRANSIENT_CODES = frozenset({
     KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
     KafkaError.REQUEST_TIMED_OUT, KafkaError._TRANSPORT, KafkaError._TIMED_OUT,
 })
+
+
+def _source(entry: object) -> ConfigSource:
+    source = entry.source  # an int from describe_configs, the enum elsewhere
+    return source if isinstance(source, ConfigSource) else ConfigSource(int(source))
 
 
 def _is_transient(err: object) -> bool:

@@ -1,42 +1,404 @@
-"""Java client settings (as written in MM2 files) -> librdkafka settings for confluent-kafka."""
+"""Java client settings, as written in MM2 properties files, translated into librdkafka settings.
+
+The tables follow the ConfigDefs of kafka-clients 4.3 (ProducerConfig, ConsumerConfig, AdminClientConfig) and
+librdkafka 2.16's CONFIGURATION.md. Every Java key ends up in exactly one place: translated, `ignored` (JVM-only,
+or without effect in this setting), `unknown` (not a Java client key), dropped (a key of another client role,
+which that Java client would not read either) or a problem in the ConfigError.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from sparkmirror.errors import ConfigError
+from sparkmirror.kafka.sasl import translate_sasl
+from sparkmirror.kafka.tls import translate_tls
+from sparkmirror.kafka.translation import Result
+
+__all__ = ["ROLES", "Translation", "librdkafka_settings", "translate"]
 
 logger = logging.getLogger(__name__)
 
-# Settings librdkafka knows under the same name as the Java client.
-_SAME_NAME = frozenset({
-    "bootstrap.servers", "client.id", "security.protocol", "sasl.mechanism", "client.rack",
-    "metadata.max.age.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms", "retry.backoff.ms",
-    "socket.connection.setup.timeout.ms", "connections.max.idle.ms", "request.timeout.ms",
-    "ssl.endpoint.identification.algorithm", "ssl.key.password", "ssl.cipher.suites",
-    "acks", "linger.ms", "compression.type", "enable.idempotence", "max.in.flight.requests.per.connection",
-    "retries", "delivery.timeout.ms", "batch.size", "isolation.level", "fetch.min.bytes",
-    "fetch.max.bytes", "max.partition.fetch.bytes", "session.timeout.ms", "heartbeat.interval.ms",
-    "max.poll.interval.ms", "group.instance.id", "transactional.id", "transaction.timeout.ms",
-})
-_RENAMED = {
-    "receive.buffer.bytes": "socket.receive.buffer.bytes",
-    "send.buffer.bytes": "socket.send.buffer.bytes",
-    "fetch.max.wait.ms": "fetch.wait.max.ms",
-    "max.request.size": "message.max.bytes",
+ROLES = ("producer", "consumer", "admin")
+
+
+class _Unfit(Exception):
+    """A value that cannot be translated; the message says why and what to do, without the value."""
+
+
+class _Ctx(NamedTuple):
+    java: Mapping[str, str]
+    role: str
+
+
+_Convert = Callable[[str, _Ctx], dict[str, str]]
+_SAME, _IGNORE, _SECURITY = "same", "ignore", "security"
+
+
+def _rename(name: str) -> _Convert:
+    return lambda value, ctx: {name: value}
+
+
+def _bool(name: str) -> _Convert:
+    def convert(value: str, ctx: _Ctx) -> dict[str, str]:
+        if value.lower() not in ("true", "false"):
+            raise _Unfit("must be true or false")
+        return {name: value.lower()}
+    return convert
+
+
+def _enum(name: str, *allowed: str) -> _Convert:
+    def convert(value: str, ctx: _Ctx) -> dict[str, str]:
+        if value.lower() not in allowed:
+            raise _Unfit(f"must be one of {', '.join(allowed)}")
+        return {name: value.lower()}
+    return convert
+
+
+def _int(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise _Unfit("must be an integer") from None
+
+
+def _socket_buffer(name: str) -> _Convert:
+    """Java's -1 (operating-system default) is librdkafka's 0."""
+    return lambda value, ctx: {name: "0" if _int(value) < 0 else value}
+
+
+def _batch_size(value: str, ctx: _Ctx) -> dict[str, str]:
+    """Java's 0 disables batching; librdkafka's minimum of 1 byte gives the same one-record batches."""
+    return {"batch.size": str(max(1, _int(value)))}
+
+
+def _buffer_memory(value: str, ctx: _Ctx) -> dict[str, str]:
+    return {"queue.buffering.max.kbytes": str(max(1, math.ceil(_int(value) / 1024)))}
+
+
+def _compression_level(codec: str) -> _Convert:
+    """librdkafka has one level for the configured codec; Java's levels of other codecs have no effect."""
+    def convert(value: str, ctx: _Ctx) -> dict[str, str]:
+        if ctx.java.get("compression.type", "none").strip().lower() != codec:
+            return {}
+        if not -1 <= _int(value) <= 12:
+            raise _Unfit("librdkafka's compression.level accepts -1..12; choose a level in that range")
+        return {"compression.level": value}
+    return convert
+
+
+def _request_timeout(value: str, ctx: _Ctx) -> dict[str, str]:
+    """Producer: the produce-ack timeout; other roles: librdkafka's general network request timeout."""
+    if ctx.role == "producer":
+        return {"request.timeout.ms": value}
+    if not 10 <= _int(value) <= 300_000:
+        raise _Unfit("librdkafka's socket.timeout.ms, its equivalent, accepts 10..300000 ms")
+    return {"socket.timeout.ms": value}
+
+
+def _retries(value: str, ctx: _Ctx) -> dict[str, str]:
+    return {"retries": value} if ctx.role == "producer" else {}
+
+
+def _auto_offset_reset(value: str, ctx: _Ctx) -> dict[str, str]:
+    mapped = {"earliest": "earliest", "latest": "latest", "none": "error"}.get(value.lower())
+    if mapped is None:
+        raise _Unfit("librdkafka supports earliest, latest and none only (not by_duration:); use one of them")
+    return {"auto.offset.reset": mapped}
+
+
+def _classic_only(name: str) -> _Convert:
+    def convert(value: str, ctx: _Ctx) -> dict[str, str]:
+        if ctx.java.get("group.protocol", "classic").strip().lower() == "consumer":
+            raise _Unfit("cannot be set when group.protocol=consumer (the broker decides it); remove it")
+        return {name: value}
+    return convert
+
+
+def _remote_assignor(value: str, ctx: _Ctx) -> dict[str, str]:
+    if not value:
+        return {}
+    if ctx.java.get("group.protocol", "classic").strip().lower() != "consumer":
+        raise _Unfit("can only be set with group.protocol=consumer; remove it")
+    return {"group.remote.assignor": value}
+
+
+_ASSIGNORS = {"org.apache.kafka.clients.consumer.RangeAssignor": "range",
+              "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin",
+              "org.apache.kafka.clients.consumer.CooperativeStickyAssignor": "cooperative-sticky"}
+
+
+def _assignors(value: str, ctx: _Ctx) -> dict[str, str]:
+    """librdkafka cannot mix eager and cooperative assignors, so Java's default pair becomes its first one.
+
+    A group of such members elects the first common assignor, RangeAssignor, as the Java members would.
+    """
+    names = [n.strip().removeprefix("class ") for n in value.split(",") if n.strip()]
+    unmapped = [n for n in names if n not in _ASSIGNORS]
+    if unmapped:
+        raise _Unfit(f"librdkafka has no assignor like {', '.join(unmapped)}; use RangeAssignor, RoundRobinAssignor "
+                     "or CooperativeStickyAssignor (the nearest to StickyAssignor)")
+    mapped = [_ASSIGNORS[n] for n in names]
+    cooperative = mapped[:1] == ["cooperative-sticky"]
+    kept = [m for m in mapped if (m == "cooperative-sticky") == cooperative]
+    return _classic_only("partition.assignment.strategy")(",".join(kept), ctx) if kept else {}
+
+
+def _partitioner(value: str, ctx: _Ctx) -> dict[str, str]:
+    """Java hashes keys with murmur2 unless told to ignore them; librdkafka's default hash is CRC32."""
+    ignore_keys = _bool("partitioner.ignore.keys")(value, ctx)["partitioner.ignore.keys"] == "true"
+    return {"partitioner": "random" if ignore_keys else "murmur2_random"}
+
+
+def _only_false(hint: str) -> _Convert:
+    def convert(value: str, ctx: _Ctx) -> dict[str, str]:
+        if value.lower() == "true":
+            raise _Unfit(hint)
+        return {}
+    return convert
+
+
+def _unsupported(hint: str) -> _Convert:
+    def convert(value: str, ctx: _Ctx) -> dict[str, str]:
+        raise _Unfit(hint)
+    return convert
+
+
+_Action = str | _Convert
+_JVM_ONLY = ("config.providers", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
+             "metrics.sample.window.ms", "auto.include.jmx.reporter", "security.providers",
+             "socket.connection.setup.timeout.max.ms", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
+             "ssl.provider", "ssl.secure.random.implementation", "ssl.engine.factory.class", "sasl.login.class",
+             "sasl.login.connect.timeout.ms", "sasl.login.read.timeout.ms", "sasl.login.retry.backoff.ms",
+             "sasl.login.retry.backoff.max.ms", "sasl.login.refresh.buffer.seconds",
+             "sasl.login.refresh.min.period.seconds", "sasl.login.refresh.window.factor",
+             "sasl.login.refresh.window.jitter", "sasl.kerberos.ticket.renew.jitter",
+             "sasl.kerberos.ticket.renew.window.factor", "sasl.oauthbearer.scope.claim.name",
+             "sasl.oauthbearer.clock.skew.seconds", "sasl.oauthbearer.expected.audience",
+             "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.jwks.endpoint.url",
+             "sasl.oauthbearer.jwks.endpoint.refresh.ms", "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+             "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", "sasl.oauthbearer.jwt.validator.class")
+_SSL_KEYS = ("ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
+             "ssl.truststore.certificates", "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password",
+             "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.key.password",
+             "ssl.endpoint.identification.algorithm", "ssl.protocol", "ssl.enabled.protocols", "ssl.cipher.suites")
+_SASL_KEYS = ("sasl.mechanism", "sasl.jaas.config", "sasl.client.callback.handler.class",
+              "sasl.login.callback.handler.class", "sasl.kerberos.service.name", "sasl.kerberos.kinit.cmd",
+              "sasl.kerberos.min.time.before.relogin", "sasl.oauthbearer.token.endpoint.url",
+              "sasl.oauthbearer.jwt.retriever.class", "sasl.oauthbearer.client.credentials.client.id",
+              "sasl.oauthbearer.client.credentials.client.secret", "sasl.oauthbearer.scope",
+              "sasl.oauthbearer.sub.claim.name", "sasl.oauthbearer.header.urlencode",
+              "sasl.oauthbearer.assertion.algorithm", "sasl.oauthbearer.assertion.claim.aud",
+              "sasl.oauthbearer.assertion.claim.exp.seconds", "sasl.oauthbearer.assertion.claim.iss",
+              "sasl.oauthbearer.assertion.claim.jti.include", "sasl.oauthbearer.assertion.claim.nbf.seconds",
+              "sasl.oauthbearer.assertion.claim.sub", "sasl.oauthbearer.assertion.file",
+              "sasl.oauthbearer.assertion.private.key.file", "sasl.oauthbearer.assertion.private.key.passphrase",
+              "sasl.oauthbearer.assertion.template.file")
+
+# key -> (roles that read it: p/c/a, action). Keys of other roles are dropped, as those Java clients ignore them.
+_RULES: dict[str, tuple[str, _Action]] = {
+    **dict.fromkeys(_JVM_ONLY, ("pca", _IGNORE)),
+    **dict.fromkeys(("security.protocol", *_SSL_KEYS, *_SASL_KEYS), ("pca", _SECURITY)),
+    **dict.fromkeys(("bootstrap.servers", "client.id", "connections.max.idle.ms", "reconnect.backoff.ms",
+                     "reconnect.backoff.max.ms", "retry.backoff.ms", "retry.backoff.max.ms",
+                     "socket.connection.setup.timeout.ms", "metadata.recovery.rebootstrap.trigger.ms"),
+                    ("pca", _SAME)),
+    "client.dns.lookup": ("pca", _enum("client.dns.lookup", "use_all_dns_ips",
+                                       "resolve_canonical_bootstrap_servers_only")),
+    "metadata.recovery.strategy": ("pca", _enum("metadata.recovery.strategy", "none", "rebootstrap")),
+    "enable.metrics.push": ("pca", _bool("enable.metrics.push")),
+    # Java's metadata.max.age.ms is the forced refresh period; librdkafka's key of that name is a cache limit.
+    "metadata.max.age.ms": ("pca", _rename("topic.metadata.refresh.interval.ms")),
+    "receive.buffer.bytes": ("pca", _socket_buffer("socket.receive.buffer.bytes")),
+    "send.buffer.bytes": ("pca", _socket_buffer("socket.send.buffer.bytes")),
+    "request.timeout.ms": ("pca", _request_timeout),
+    "retries": ("pa", _retries),
+    "default.api.timeout.ms": ("ca", _IGNORE),  # confluent-kafka takes a timeout per call instead
+    "interceptor.classes": ("pc", _IGNORE),
+    "bootstrap.controllers": ("a", _unsupported("librdkafka cannot talk to KRaft controllers directly; "
+                                                "use bootstrap.servers with the brokers' addresses")),
+    **dict.fromkeys(("delivery.timeout.ms", "linger.ms", "max.in.flight.requests.per.connection",
+                     "transaction.timeout.ms", "transactional.id"), ("p", _SAME)),
+    "acks": ("p", _enum("acks", "all", "-1", "0", "1")),
+    "compression.type": ("p", _enum("compression.type", "none", "gzip", "snappy", "lz4", "zstd")),
+    "enable.idempotence": ("p", _bool("enable.idempotence")),
+    "batch.size": ("p", _batch_size),
+    "buffer.memory": ("p", _buffer_memory),
+    "max.request.size": ("p", _rename("message.max.bytes")),
+    "compression.gzip.level": ("p", _compression_level("gzip")),
+    "compression.lz4.level": ("p", _compression_level("lz4")),
+    "compression.zstd.level": ("p", _compression_level("zstd")),
+    "partitioner.ignore.keys": ("p", _partitioner),
+    "transaction.two.phase.commit.enable": ("p", _only_false("librdkafka has no two-phase commit (KIP-939) "
+                                                             "transactions; remove it")),
+    # Custom partitioners are JVM code; sparkmirror's producers always name the partition.
+    **dict.fromkeys(("key.serializer", "value.serializer", "max.block.ms", "metadata.max.idle.ms",
+                     "partitioner.class", "partitioner.adaptive.partitioning.enable",
+                     "partitioner.availability.timeout.ms"), ("p", _IGNORE)),
+    **dict.fromkeys(("auto.commit.interval.ms", "fetch.max.bytes", "fetch.min.bytes", "group.id",
+                     "group.instance.id", "max.partition.fetch.bytes", "max.poll.interval.ms", "client.rack"),
+                    ("c", _SAME)),
+    "fetch.max.wait.ms": ("c", _rename("fetch.wait.max.ms")),
+    "isolation.level": ("c", _enum("isolation.level", "read_uncommitted", "read_committed")),
+    "group.protocol": ("c", _enum("group.protocol", "classic", "consumer")),
+    "enable.auto.commit": ("c", _bool("enable.auto.commit")),
+    "allow.auto.create.topics": ("c", _bool("allow.auto.create.topics")),
+    "check.crcs": ("c", _bool("check.crcs")),
+    "auto.offset.reset": ("c", _auto_offset_reset),
+    "session.timeout.ms": ("c", _classic_only("session.timeout.ms")),
+    "heartbeat.interval.ms": ("c", _classic_only("heartbeat.interval.ms")),
+    "partition.assignment.strategy": ("c", _assignors),
+    "group.remote.assignor": ("c", _remote_assignor),
+    # max.poll.records: confluent-kafka's consume(num_messages=...) bounds a batch per call instead.
+    # exclude.internal.topics: only matters for regex subscriptions, which sparkmirror makes through Spark.
+    **dict.fromkeys(("key.deserializer", "value.deserializer", "max.poll.records", "exclude.internal.topics",
+                     "internal.throw.on.fetch.stable.offset.unsupported", "share.acknowledgement.mode",
+                     "share.acquire.mode"), ("c", _IGNORE)),
+}
+
+# Java defaults that librdkafka does not share and that change what is read or written, or when a failure shows.
+_JAVA_DEFAULTS = {
+    "consumer": {"isolation.level": "read_uncommitted", "check.crcs": "true", "allow.auto.create.topics": "true"},
+    "producer": {"partitioner": "murmur2_random", "delivery.timeout.ms": "120000", "message.max.bytes": "1048576",
+                 "max.in.flight.requests.per.connection": "5"},
 }
 
 
-def librdkafka_settings(java_settings: Mapping[str, str]) -> dict[str, str]:
-    """Translate what has a librdkafka equivalent; log the rest once (full translation: issue 4)."""
-    out: dict[str, str] = {}
-    skipped = []
-    for key, value in java_settings.items():
-        if key in _SAME_NAME:
-            out[key] = value
-        elif key in _RENAMED:
-            out[_RENAMED[key]] = value
+class _Settings(dict[str, str]):
+    """A read-only dict (confluent-kafka wants a real dict) whose repr shows keys only: values may be secrets."""
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{k!r}: '***'" for k in self) + "}"
+
+    def __reduce__(self) -> tuple[type[_Settings], tuple[dict[str, str]]]:
+        return _Settings, (dict(self),)  # pickle and copy without the blocked __setitem__
+
+    def _read_only(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("translated client settings are read-only; copy them with dict(...)")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = __ior__ = _read_only  # type: ignore
+
+
+@dataclass(frozen=True, slots=True)
+class Translation:
+    """librdkafka settings for one client role, and the Java keys that were left out (with why, by list)."""
+
+    settings: Mapping[str, str]
+    ignored: tuple[str, ...]
+    unknown: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        return f"Translation(settings keys={sorted(self.settings)}, ignored={self.ignored}, unknown={self.unknown})"
+
+
+
+def translate(java: Mapping[str, str], role: str, describe: Callable[[str], str] = str) -> Translation:
+    """Translate one role's Java client settings; raise ConfigError listing every untranslatable one.
+
+    Each problem starts with describe(key), then says what is wrong and what to do. Values never appear in it.
+    """
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    result, ignored, unknown = Result(java, describe), [], []
+    ctx = _Ctx(java, role)
+    for key, value in java.items():
+        rule = _RULES.get(key)
+        if rule is None:
+            unknown.append(key)
+        elif role[0] not in rule[0] or rule[1] == _SECURITY:
+            continue
+        elif rule[1] == _IGNORE:
+            ignored.append(key)
+        elif rule[1] == _SAME:
+            result.settings[key] = value.strip()
         else:
-            skipped.append(key)
-    if skipped:
-        logger.warning("client settings not passed to the control-plane client: %s", ", ".join(sorted(skipped)))
-    return out
+            try:
+                translated = rule[1](value.strip(), ctx)  # type: ignore[operator]
+            except _Unfit as exc:
+                result.problem(key, str(exc))
+                continue
+            result.settings.update(translated)
+            if not translated:
+                ignored.append(key)
+    _security(result)
+    ignored += [k for k in java if _RULES.get(k, ("", ""))[1] == _SECURITY and k not in result.consumed]
+    _apply_java_defaults(result, role)
+    if result.problems:
+        raise ConfigError(result.problems)
+    return Translation(_Settings(result.settings), tuple(ignored), tuple(unknown))
+
+
+def librdkafka_settings(java: Mapping[str, str], role: str = "admin",
+                        describe: Callable[[str], str] = str) -> dict[str, str]:
+    """translate(...).settings as a plain dict; logs the left-out keys (never their values) once per call."""
+    translation = translate(java, role, describe)
+    if translation.unknown:
+        logger.warning("settings that are not Java client settings, left out of the %s client: %s",
+                       role, ", ".join(translation.unknown))
+    if translation.ignored:
+        logger.info("Java client settings without effect on librdkafka, left out of the %s client: %s",
+                    role, ", ".join(translation.ignored))
+    return dict(translation.settings)
+
+
+def _apply_java_defaults(result: Result, role: str) -> None:
+    settings = result.settings
+    if role == "producer" and "transactional.id" in settings:
+        _transaction_timeout(result)
+    for key, value in _JAVA_DEFAULTS.get(role, {}).items():
+        settings.setdefault(key, value)
+    if role == "producer":
+        _idempotence(result)
+
+
+def _transaction_timeout(result: Result) -> None:
+    """librdkafka refuses a transactional producer whose delivery timeout exceeds the transaction timeout."""
+    limit = result.settings.get("transaction.timeout.ms", "60000")
+    delivery = result.settings.get("delivery.timeout.ms")
+    if not limit.isdigit() or (delivery is not None and not delivery.isdigit()):
+        return
+    if delivery is None:
+        result.settings["delivery.timeout.ms"] = str(min(120_000, int(limit)))
+    elif int(delivery) > int(limit):
+        result.problem("delivery.timeout.ms", "librdkafka needs it <= transaction.timeout.ms for a transactional "
+                       "producer; lower it or raise transaction.timeout.ms")
+
+
+def _idempotence(result: Result) -> None:
+    """Java enables idempotence unless told otherwise, and silently drops it when other settings conflict."""
+    settings = result.settings
+    in_flight = settings["max.in.flight.requests.per.connection"]
+    conflicts = [text for text, bad in (
+        ("acks=all", settings.get("acks", "all") not in ("all", "-1")),
+        ("retries > 0", settings.get("retries", "1") == "0"),
+        ("max.in.flight.requests.per.connection <= 5", in_flight.isdigit() and int(in_flight) > 5),
+    ) if bad]
+    explicit = settings.get("enable.idempotence")
+    if explicit is None and not conflicts:
+        settings["enable.idempotence"] = "true"
+    elif explicit == "true" and conflicts:
+        result.problem("enable.idempotence", f"true needs {' and '.join(conflicts)}; change those or set it to false")
+    elif explicit == "false" and "transactional.id" in settings:
+        result.problem("enable.idempotence", "false cannot be combined with transactional.id; remove one of them")
+
+
+# -- security ------------------------------------------------------------------------------------------------------
+
+_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
+def _security(result: Result) -> None:
+    protocol = (result.get("security.protocol") or "PLAINTEXT").upper()
+    if protocol not in _PROTOCOLS:
+        result.problem("security.protocol", f"must be one of {', '.join(_PROTOCOLS)}")
+        return
+    if "security.protocol" in result.java:
+        result.settings["security.protocol"] = protocol
+    if protocol in ("SSL", "SASL_SSL"):
+        translate_tls(result)
+    if protocol.startswith("SASL_"):
+        translate_sasl(result)

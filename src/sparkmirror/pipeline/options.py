@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-# The Spark Kafka source rejects these consumer settings or sets them itself.
+from sparkmirror.errors import ConfigError
+
+# Set by Spark's Kafka source itself (it rejects most of them); MM2's replication consumer also forces
+# byte-array deserializers and no auto commit, and uses no group, so dropping them changes nothing.
 _SPARK_MANAGED = frozenset({
-    "auto.offset.reset", "enable.auto.commit", "key.deserializer", "value.deserializer",
-    "interceptor.classes", "group.id",
+    "auto.offset.reset", "enable.auto.commit", "key.deserializer", "value.deserializer", "group.id",
 })
+_STARTING_OFFSETS = {"earliest": "earliest", "latest": "latest"}
 
 
 # Spark reads bounded offset ranges, so a broker-side wait for more data never helps a task; with the
@@ -18,13 +21,24 @@ SOURCE_FETCH_MAX_WAIT_MS = "10"
 
 
 def source_options(consumer_settings: Mapping[str, str], topics: list[str],
-                   max_offsets_per_trigger: int | None = None) -> dict[str, str]:
-    """Options for `spark.readStream.format("kafka")` reading the given topics from the start."""
+                   max_offsets_per_trigger: int | None = None,
+                   describe: Callable[[str], str] = str) -> dict[str, str]:
+    """Options for `spark.readStream.format("kafka")`: the Java consumer settings unchanged, `kafka.`-prefixed.
+
+    A new flow starts where MM2's replication consumer would: `auto.offset.reset` (MM2 default earliest).
+    """
+    if "interceptor.classes" in consumer_settings:
+        raise ConfigError([f"{describe('interceptor.classes')}: consumer interceptors cannot run in Spark's "
+                           f"Kafka source; remove the setting"])
+    reset = consumer_settings.get("auto.offset.reset", "earliest").strip().lower()
+    if reset not in _STARTING_OFFSETS:
+        raise ConfigError([f"{describe('auto.offset.reset')}: '{reset}' cannot start a new flow; use earliest "
+                           f"or latest"])
     opts = {"kafka.fetch.max.wait.ms": SOURCE_FETCH_MAX_WAIT_MS}
     opts.update({f"kafka.{k}": v for k, v in consumer_settings.items() if k not in _SPARK_MANAGED})
     opts.update({
         "subscribe": ",".join(sorted(topics)),
-        "startingOffsets": "earliest",
+        "startingOffsets": _STARTING_OFFSETS[reset],
         "includeHeaders": "true",
         "failOnDataLoss": "true",
     })

@@ -29,3 +29,25 @@ class TopicFilter:
         if self._include_re is None or not self._include_re.fullmatch(topic):
             return False
         return not (self._exclude_re is not None and self._exclude_re.fullmatch(topic))
+
+
+@dataclass(frozen=True)
+class ConfigPropertyFilter:
+    """MM2's DefaultConfigPropertyFilter: which topic configs are copied to remote topics.
+
+    A config is copied unless it fully matches `exclude`; a config at its default value is copied only
+    when `use.defaults.from = source` (otherwise the target's own default applies).
+    """
+
+    exclude: tuple[str, ...] = ()
+    use_defaults_from: str = "target"
+    _exclude_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_exclude_re", _compile(self.exclude))
+
+    def should_replicate_config_property(self, name: str) -> bool:
+        return not (self._exclude_re is not None and self._exclude_re.fullmatch(name))
+
+    def should_replicate_source_default(self, name: str) -> bool:
+        return self.use_defaults_from == "source"

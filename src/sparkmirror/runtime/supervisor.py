@@ -13,14 +13,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from sparkmirror.config.mm2 import FlowConfig, MirrorMakerConfig
+from sparkmirror.config.mm2 import ClientSettings, FlowConfig, MirrorMakerConfig
 from sparkmirror.control.topics import TopicPlan, plan_topics
 from sparkmirror.errors import AdminOperationError, PipelineError
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.clients import librdkafka_settings
 from sparkmirror.model import PartitionSummary
 from sparkmirror.pipeline import options
-from sparkmirror.policy.filters import TopicFilter
+from sparkmirror.policy.filters import ConfigPropertyFilter, TopicFilter
 from sparkmirror.policy.replication import policy_for
 from sparkmirror.runtime.progress import FlowProgress
 
@@ -47,40 +47,60 @@ class Supervisor:
         self.until_caught_up = until_caught_up
         self.flows = {f.name: _RunningFlow(f, FlowProgress(f.name))
                       for f in config.enabled_flows(target_clusters)}
-        self._admins: dict[str, ClusterAdmin] = {}
+        self._admins: dict[tuple, ClusterAdmin] = {}
         self._stop = threading.Event()
         self._spark = None
 
     # -- observe -------------------------------------------------------------------------------------
-    def admin(self, alias: str) -> ClusterAdmin:
-        if alias not in self._admins:
-            cluster = self.config.cluster(alias)
-            self._admins[alias] = ClusterAdmin(alias, librdkafka_settings(cluster.role_settings("admin")))
-        return self._admins[alias]
+    def admin(self, alias: str, settings: ClientSettings | None = None) -> ClusterAdmin:
+        """An admin client for a cluster; per flow and side, MM2 resolves its settings separately."""
+        settings = self.config.cluster(alias).admin if settings is None else settings
+        cache_key = (alias, tuple(sorted(settings.items())))
+        if cache_key not in self._admins:
+            self._admins[cache_key] = ClusterAdmin(alias, librdkafka_settings(settings, "admin", settings.origin))
+        return self._admins[cache_key]
+
+    def _flow_admins(self, flow: FlowConfig) -> tuple[ClusterAdmin, ClusterAdmin]:
+        return self.admin(flow.source, flow.source_admin), self.admin(flow.target, flow.target_admin)
 
     def check_clusters(self) -> None:
         """Probe every cluster the flows touch, in parallel; the first unreachable one is raised."""
-        aliases = sorted({a for rf in self.flows.values() for a in (rf.flow.source, rf.flow.target)})
-        with ThreadPoolExecutor(max_workers=max(1, len(aliases))) as pool:
-            for future in [pool.submit(self.admin(a).probe) for a in aliases]:
+        admins = {id(a): a for rf in self.flows.values() for a in self._flow_admins(rf.flow)}
+        with ThreadPoolExecutor(max_workers=max(1, len(admins))) as pool:
+            for future in [pool.submit(a.probe) for a in admins.values()]:
                 future.result()
 
     # -- plan + apply ---------------------------------------------------------------------------------
+    def plan_flow(self, flow: FlowConfig) -> TopicPlan:
+        """What a flow replicates and what the target needs first; reads both clusters, changes nothing."""
+        source, target = self._flow_admins(flow)
+        source_topics, target_topics = source.topic_partitions(), target.topic_partitions()
+
+        def plan(configs: dict | None = None) -> TopicPlan:
+            return plan_topics(source_topics, target_topics, TopicFilter(flow.topics, flow.topics_exclude),
+                               policy_for(flow.replication_policy, flow.separator),
+                               target_alias=flow.target, source_alias=flow.source,
+                               replication_factor=flow.replication_factor, source_configs=configs,
+                               config_filter=ConfigPropertyFilter(flow.config_properties_exclude,
+                                                                  flow.use_defaults_from))
+
+        first = plan()
+        created = {spec.name for spec in first.create}
+        new_sources = [s for s, r in first.remote_topics.items() if r in created]
+        return plan(source.topic_configs(new_sources)) if new_sources else first
+
     def prepare_topics(self, flow: FlowConfig) -> TopicPlan:
         """Create missing remote topics (and grow short ones) before any record is written."""
-        source, target = self.admin(flow.source), self.admin(flow.target)
-        plan = plan_topics(source.topic_partitions(), target.topic_partitions(),
-                           TopicFilter(flow.topics, flow.topics_exclude),
-                           policy_for(flow.replication_policy, flow.separator),
-                           target_alias=flow.target, source_alias=flow.source,
-                           replication_factor=flow.replication_factor)
+        plan = self.plan_flow(flow)
+        target = self._flow_admins(flow)[1]
         failures = {**target.create_topics(list(plan.create)), **target.create_partitions(dict(plan.add_partitions))}
         errors = [e for e in failures.values() if e is not None]
         if errors:
             raise errors[0] if len(errors) == 1 else AdminOperationError(
                 flow.target, "prepare remote topics", "; ".join(str(e) for e in errors))
         for spec in plan.create:
-            logger.info("flow %s created remote topic %s partitions=%d", flow.name, spec.name, spec.partitions)
+            logger.info("flow %s created remote topic %s partitions=%d configs=%s", flow.name, spec.name,
+                        spec.partitions, dict(spec.configs))
         return plan
 
     # -- run -----------------------------------------------------------------------------------------
@@ -113,13 +133,13 @@ class Supervisor:
         flow = running.flow
         if self._spark is None:
             self._spark = build_spark_session(self.config.spark)
-        limits = self.admin(flow.target).topic_config_values(sorted(plan.remote_topics.values()),
-                                                            "max.message.bytes")
+        limits = self._flow_admins(flow)[1].topic_config_values(sorted(plan.remote_topics.values()),
+                                                                "max.message.bytes")
         producer = options.producer_settings(
-            librdkafka_settings(self.config.cluster(flow.target).role_settings("producer")),
+            librdkafka_settings(flow.target_producer, "producer", flow.target_producer.origin),
             min((int(v) for v in limits.values()), default=None))
-        source_opts = options.source_options(self.config.cluster(flow.source).role_settings("consumer"),
-                                             list(plan.remote_topics), flow.max_offsets_per_trigger)
+        source_opts = options.source_options(flow.source_consumer, list(plan.remote_topics),
+                                             flow.max_offsets_per_trigger, flow.source_consumer.origin)
         checkpoint = self.state_dir / "flows" / _safe(f"{flow.source}-to-{flow.target}") / "checkpoint"
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
         return ReplicationFlow(self._spark, flow.name, source_opts,

@@ -1,6 +1,6 @@
-from sparkmirror.control.topics import plan_topics
-from sparkmirror.model import NewTopicSpec
-from sparkmirror.policy.filters import TopicFilter
+from sparkmirror.control.topics import plan_topics, remote_topic_configs
+from sparkmirror.model import NewTopicSpec, TopicConfigEntry
+from sparkmirror.policy.filters import ConfigPropertyFilter, TopicFilter
 from sparkmirror.policy.replication import DefaultReplicationPolicy
 
 
@@ -29,3 +29,17 @@ def test_topics_that_came_from_the_target_are_not_sent_back():
 def test_non_matching_topics_are_left_alone():
     p = plan({"orders": 3, "audit": 1}, {}, include=("orders",))
     assert [s.name for s in p.create] == ["A.orders"]
+
+
+def test_new_remote_topics_get_the_source_configs_the_filter_lets_through():
+    entries = {"orders": [TopicConfigEntry("cleanup.policy", "compact", False),
+                          TopicConfigEntry("min.insync.replicas", "2", False),
+                          TopicConfigEntry("retention.ms", "604800000", True),
+                          TopicConfigEntry("segment.bytes", "1000", False)]}
+    config_filter = ConfigPropertyFilter((r"min\.insync\.replicas", r"segment\..*"))
+    p = plan_topics({"orders": 3}, {}, TopicFilter((".*",)), DefaultReplicationPolicy(), target_alias="B",
+                    source_alias="A", replication_factor=1, source_configs=entries, config_filter=config_filter)
+    assert dict(p.create[0].configs) == {"cleanup.policy": "compact"}
+    # use.defaults.from = source: values at their default are set explicitly too (MM2's KIP-894)
+    assert remote_topic_configs(entries["orders"], ConfigPropertyFilter((), "source")) == {
+        "cleanup.policy": "compact", "min.insync.replicas": "2", "retention.ms": "604800000", "segment.bytes": "1000"}

@@ -1,12 +1,15 @@
+import pytest
+
+from sparkmirror.errors import ConfigError
 from sparkmirror.pipeline.options import producer_settings, source_options
 
 
 def test_source_options_prefix_client_settings_and_drop_spark_managed_ones():
-    opts = source_options({"bootstrap.servers": "a:1", "security.protocol": "SSL", "auto.offset.reset": "latest",
+    opts = source_options({"bootstrap.servers": "a:1", "security.protocol": "SSL", "enable.auto.commit": "true",
                            "group.id": "g"}, ["t2", "t1"], max_offsets_per_trigger=100)
     assert opts["kafka.bootstrap.servers"] == "a:1"
     assert opts["kafka.security.protocol"] == "SSL"
-    assert "kafka.auto.offset.reset" not in opts and "kafka.group.id" not in opts
+    assert "kafka.enable.auto.commit" not in opts and "kafka.group.id" not in opts
     assert opts["subscribe"] == "t1,t2"
     assert opts["startingOffsets"] == "earliest"
     assert opts["includeHeaders"] == "true"
@@ -32,3 +35,15 @@ def test_batches_stay_below_the_smallest_remote_max_message_bytes():
     assert producer_settings({}, max_message_bytes=10_000_000)["batch.size"] == "1000000"
     assert producer_settings({"batch.size": "4096"}, max_message_bytes=10_000_000)["batch.size"] == "4096"
     assert "batch.size" not in producer_settings({})
+
+
+def test_auto_offset_reset_chooses_where_a_new_flow_starts():
+    assert source_options({"auto.offset.reset": "latest"}, ["t"])["startingOffsets"] == "latest"
+    assert source_options({}, ["t"])["startingOffsets"] == "earliest"  # MM2's default for its consumer
+    with pytest.raises(ConfigError, match="A.consumer.auto.offset.reset: 'none' cannot start a new flow"):
+        source_options({"auto.offset.reset": "none"}, ["t"], describe=lambda k: f"A.consumer.{k}")
+
+
+def test_consumer_interceptors_are_refused_not_dropped():
+    with pytest.raises(ConfigError, match="interceptor.classes: consumer interceptors cannot run"):
+        source_options({"interceptor.classes": "com.example.Audit"}, ["t"])

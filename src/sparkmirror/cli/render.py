@@ -1,0 +1,85 @@
+"""Plain-text views of a resolved configuration and of flow plans, for `validate` and `plan`.
+
+Pure: strings in, strings out. Client settings are printed redacted; provider values never appear.
+"""
+
+from __future__ import annotations
+
+from sparkmirror.config import keys
+from sparkmirror.config.mm2 import ClientSettings, FlowConfig, MirrorMakerConfig, Schedule
+from sparkmirror.control.topics import TopicPlan
+
+_POLICY_CLASS = {"default": keys.DEFAULT_REPLICATION_POLICY, "identity": keys.IDENTITY_REPLICATION_POLICY}
+
+
+def _settings(settings: ClientSettings) -> str:
+    shown = settings.redacted()
+    return ", ".join(f"{k}={shown[k]}" for k in sorted(shown)) or "(none)"
+
+
+def _schedule(s: Schedule) -> str:
+    return f"every {s.interval_s} s" if s.enabled else "off"
+
+
+def config_summary(config: MirrorMakerConfig, flows: list[FlowConfig]) -> list[str]:
+    """The clusters and the resolved settings of the flows this process would run."""
+    lines = [f"clusters: {', '.join(config.clusters)}"]
+    for alias, cluster in config.clusters.items():
+        lines.append(f"  {alias}: {_settings(cluster.admin)}")
+    disabled = [f.name for f in config.flows if not f.enabled]
+    lines.append(f"flows to run: {', '.join(f.name for f in flows) or '(none)'}")
+    if disabled:
+        lines.append(f"disabled flows: {', '.join(disabled)}")
+    for flow in flows:
+        lines += flow_summary(flow)
+    return lines
+
+
+def flow_summary(flow: FlowConfig) -> list[str]:
+    """One flow's resolved MM2 settings, in MM2's key names."""
+    policy = _POLICY_CLASS[flow.replication_policy]
+    return [
+        f"flow {flow.name}",
+        f"  topics = {', '.join(flow.topics) or '(none: nothing replicates)'}",
+        f"  topics.exclude = {', '.join(flow.topics_exclude) or '(none)'}",
+        f"  groups = {', '.join(flow.groups) or '(none)'};  groups.exclude = {', '.join(flow.groups_exclude)}",
+        f"  replication.policy.class = {policy}"
+        + (f" (separator '{flow.separator}')" if flow.replication_policy == "default" else ""),
+        f"  replication.factor = {flow.replication_factor};  tasks.max = "
+        f"{flow.tasks_max if flow.tasks_max else 'all cores'};  "
+        f"{keys.MAX_OFFSETS_PER_TRIGGER} = {flow.max_offsets_per_trigger or 'unlimited'}",
+        f"  config.properties.exclude = {', '.join(flow.config_properties_exclude)};  "
+        f"use.defaults.from = {flow.use_defaults_from}",
+        f"  offset syncs: {'on' if flow.emit_offset_syncs_enabled else 'off'} "
+        f"(location {flow.offset_syncs_topic_location}, offset.lag.max {flow.offset_lag_max})",
+        f"  heartbeats {_schedule(flow.emit_heartbeats)};  checkpoints {_schedule(flow.emit_checkpoints)};  "
+        f"group offset sync {_schedule(flow.sync_group_offsets)}",
+        f"  topic config sync {_schedule(flow.sync_topic_configs)};  ACL sync {_schedule(flow.sync_topic_acls)};  "
+        f"refresh topics {_schedule(flow.refresh_topics)};  refresh groups {_schedule(flow.refresh_groups)}",
+        f"  exactly.once.support = {flow.exactly_once_support}",
+        f"  source consumer: {_settings(flow.source_consumer)}",
+        f"  target producer: {_settings(flow.target_producer)}",
+        f"  source admin: {_settings(flow.source_admin)}",
+        f"  target admin: {_settings(flow.target_admin)}",
+    ]
+
+
+def topic_plan(flow: FlowConfig, plan: TopicPlan) -> list[str]:
+    """Which source topics replicate to which remote topics, and what `run` changes on the target first."""
+    lines = [f"flow {flow.name}: {len(plan.remote_topics)} topic(s) on {flow.source} replicate to {flow.target}"]
+    creates = {spec.name: spec for spec in plan.create}
+    for topic, remote in sorted(plan.remote_topics.items()):
+        partitions = plan.source_partitions.get(topic, 0)
+        if remote in creates:
+            spec = creates[remote]
+            configs = ", ".join(f"{k}={v}" for k, v in sorted(spec.configs.items())) or "broker defaults"
+            action = (f"create: {spec.partitions} partitions, replication.factor {spec.replication_factor}, "
+                      f"configs: {configs}")
+        elif remote in plan.add_partitions:
+            action = f"add partitions: {plan.target_partitions.get(remote, 0)} -> {plan.add_partitions[remote]}"
+        else:
+            action = f"exists ({plan.target_partitions.get(remote, 0)} partitions)"
+        lines.append(f"  {topic} ({partitions} partitions) -> {remote}  [{action}]")
+    if not plan.remote_topics:
+        lines.append(f"  (no topic on {flow.source} matches; run waits for one)")
+    return lines
