@@ -78,7 +78,7 @@ class _MirrorMakerCommand(click.Command):
             if arg == "--clusters":
                 greedy = True
                 continue
-            if greedy and not arg.startswith("-"):
+            if greedy and not arg.startswith("-") and not Path(arg).is_file():  # `--clusters B mm2.properties`
                 expanded += ["--clusters", arg]
                 continue
             greedy = False

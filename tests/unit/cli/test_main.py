@@ -41,6 +41,8 @@ def test_clusters_takes_several_aliases_after_one_flag_like_mm2():
     result = invoke("validate", "valid/xdcr_six_clusters.properties", "--clusters", "west-1", "south-9", "moon")
     assert result.exit_code == 2
     assert "--clusters names unknown cluster alias(es) south-9, moon" in result.stderr
+    after = invoke("validate", "--clusters", "west-1", "west-2", "valid/xdcr_six_clusters.properties")
+    assert after.exit_code == 0 and "flows to run: west-1->west-2" in after.stdout
     comma = invoke("validate", "valid/xdcr_six_clusters.properties", "--clusters", "north-1,north-2")
     assert "flows to run: west-1->north-1, east-1->north-1, north-1->north-2, north-2->north-1" in comma.stdout
 
