@@ -103,11 +103,6 @@ DEFAULT_SCHEDULES = {
 # sparkmirror's own keys (no MM2 equivalent).
 MAX_OFFSETS_PER_TRIGGER = "sparkmirror.max.offsets.per.trigger"
 SPARK_PREFIX = "spark."
-SPARKMIRROR_PREFIX = "sparkmirror."
-
-# Top-level prefixes MM2 forwards to its Connect workers (MirrorMakerConfig.workerConfig); read, not used here.
-WORKER_PREFIXES = ("offset.storage", "config.storage", "status.storage", "key.converter", "value.converter",
-                   "header.converter", "task", "worker")
 # Connect's own connector settings (ConnectorConfig): valid in an MM2 file, meaningless here.
 CONNECT_CONNECTOR_KEYS = frozenset({
     "name", "connector.class", "tasks.max.enforce", "key.converter", "value.converter", "header.converter",

@@ -52,9 +52,8 @@ class Supervisor:
         self._spark = None
 
     # -- observe -------------------------------------------------------------------------------------
-    def admin(self, alias: str, settings: ClientSettings | None = None) -> ClusterAdmin:
-        """An admin client for a cluster; per flow and side, MM2 resolves its settings separately."""
-        settings = self.config.cluster(alias).admin if settings is None else settings
+    def admin(self, alias: str, settings: ClientSettings) -> ClusterAdmin:
+        """An admin client for a cluster; MM2 resolves admin settings per flow and side, so one per settings."""
         cache_key = (alias, tuple(sorted(settings.items())))
         if cache_key not in self._admins:
             self._admins[cache_key] = ClusterAdmin(alias, librdkafka_settings(settings, "admin", settings.origin))
