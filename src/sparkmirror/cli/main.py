@@ -100,8 +100,8 @@ def _config_path(config_file: Path | None, config_option: Path | None) -> Path:
 
 
 def _load(path: Path, clusters: tuple[str, ...]):  # noqa: ANN202 - lazy import keeps --help fast
-    """The validated config and the flows to run; client settings are translated now, so every problem
-    (file and client settings) is reported before any cluster is contacted."""
+    """The validated config, the flows to run and the `--clusters` targets. Client settings are translated
+    now, so every problem (file and client settings) is reported before any cluster is contacted."""
     from sparkmirror.config.mm2 import load_config  # noqa: PLC0415
 
     config = load_config(path)
@@ -110,11 +110,12 @@ def _load(path: Path, clusters: tuple[str, ...]):  # noqa: ANN202 - lazy import 
     if config.unused_keys:
         click.echo(f"warning: keys sparkmirror does not use (MM2/Connect worker settings or unknown): "
                    f"{', '.join(config.unused_keys)}", err=True)
-    flows = config.enabled_flows(_split_aliases(clusters) or None)
+    targets = _split_aliases(clusters) or None
+    flows = config.enabled_flows(targets)
     problems = _check_clients(flows)
     if problems:
         raise ConfigError(problems, config.source)
-    return config, flows
+    return config, flows, targets
 
 
 def _check_clients(flows: list) -> list[str]:
@@ -145,7 +146,7 @@ def validate(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str
     """Check CONFIG_FILE: every problem at once, each with its key and line; exit code 2 on errors."""
 
     def action() -> int:
-        config, flows = _load(_config_path(config_file, None), clusters)
+        config, flows, _ = _load(_config_path(config_file, None), clusters)
         click.echo(f"{config.source}: valid; clusters {', '.join(config.clusters)}; "
                    f"flows to run: {', '.join(f.name for f in flows) or '(none)'}")
         return ExitStatus.SUCCESS
@@ -165,7 +166,7 @@ def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ..
         from sparkmirror.cli import render  # noqa: PLC0415
         from sparkmirror.runtime.capabilities import not_performed  # noqa: PLC0415
 
-        config, flows = _load(_config_path(config_file, None), clusters)
+        config, flows, targets = _load(_config_path(config_file, None), clusters)
         for line in render.config_summary(config, flows):
             click.echo(line)
         for flow in flows:
@@ -176,7 +177,7 @@ def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ..
             return ExitStatus.SUCCESS
         from sparkmirror.runtime.supervisor import Supervisor  # noqa: PLC0415
 
-        supervisor = Supervisor(config, Path("."), target_clusters=_split_aliases(clusters) or None)
+        supervisor = Supervisor(config, Path("."), target_clusters=targets)
         supervisor.check_clusters()
         for flow in flows:
             for line in render.topic_plan(flow, supervisor.plan_flow(flow)):
@@ -201,7 +202,7 @@ def run(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...
         from sparkmirror.runtime.capabilities import not_performed  # noqa: PLC0415
         from sparkmirror.runtime.supervisor import Supervisor  # noqa: PLC0415
 
-        config, flows = _load(_config_path(config_file, config_option), clusters)
+        config, flows, targets = _load(_config_path(config_file, config_option), clusters)
         if not flows:
             raise ConfigError(["no flow is enabled" + (f" with a target in --clusters {' '.join(clusters)}"
                                                         if clusters else "")
@@ -211,7 +212,7 @@ def run(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...
             if missing:
                 click.echo(f"warning: flow {flow.name}: MM2 features not performed by this version: "
                            f"{'; '.join(missing)}", err=True)
-        supervisor = Supervisor(config, state_dir, target_clusters=_split_aliases(clusters) or None)
+        supervisor = Supervisor(config, state_dir, target_clusters=targets)
         signal.signal(signal.SIGTERM, lambda *_: supervisor.stop())
         try:
             supervisor.start()

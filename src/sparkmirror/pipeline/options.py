@@ -11,7 +11,7 @@ from sparkmirror.errors import ConfigError
 _SPARK_MANAGED = frozenset({
     "auto.offset.reset", "enable.auto.commit", "key.deserializer", "value.deserializer", "group.id",
 })
-_STARTING_OFFSETS = {"earliest": "earliest", "latest": "latest"}
+_STARTING_OFFSETS = ("earliest", "latest")  # Spark startingOffsets values an auto.offset.reset can name
 
 
 # Spark reads bounded offset ranges, so a broker-side wait for more data never helps a task; with the
@@ -38,7 +38,7 @@ def source_options(consumer_settings: Mapping[str, str], topics: list[str],
     opts.update({f"kafka.{k}": v for k, v in consumer_settings.items() if k not in _SPARK_MANAGED})
     opts.update({
         "subscribe": ",".join(sorted(topics)),
-        "startingOffsets": _STARTING_OFFSETS[reset],
+        "startingOffsets": reset,
         "includeHeaders": "true",
         "failOnDataLoss": "true",
     })
