@@ -91,6 +91,19 @@ def sasl_cluster() -> Iterator[SaslCluster]:
 
 
 @pytest.fixture(scope="session")
+def more_clusters() -> Iterator[list[str]]:
+    """Four more local clusters (bootstrap servers) for topologies beyond two; started on first use."""
+    from sparkmirror.embedded.kafka_cluster import start_clusters
+
+    started = start_clusters(["test-C", "test-D", "test-E", "test-F"], keep_logs=True)
+    try:
+        yield [c.bootstrap_servers for c in started]
+    finally:
+        for c in started:
+            c.stop()
+
+
+@pytest.fixture(scope="session")
 def spark():
     from sparkmirror.pipeline.session import build_spark_session
 

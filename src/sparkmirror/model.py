@@ -30,19 +30,24 @@ class TopicConfigEntry:
 class PartitionSummary:
     """What one task wrote for one source partition in one micro-batch.
 
-    `first_*`/`last_*` pair each record's upstream offset with the offset the target assigned to it
-    (taken from delivery reports), so both pairs are exact offset syncs.
+    `sync_upstream[i]`/`sync_downstream[i]` pair a record's upstream offset with the offset the target
+    assigned to it (taken from delivery reports): each pair is an exact offset sync. `next_upstream` is
+    one past the last offset read, including records skipped because the target already had them.
     """
 
     topic: str
     partition: int
     remote_topic: str
     records: int
+    skipped: int
     bytes: int
-    first_upstream: int
-    last_upstream: int
-    first_downstream: int
-    last_downstream: int
+    next_upstream: int
+    sync_upstream: tuple[int, ...] = ()
+    sync_downstream: tuple[int, ...] = ()
+
+    @property
+    def syncs(self) -> list[tuple[int, int]]:
+        return list(zip(self.sync_upstream, self.sync_downstream, strict=True))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from collections import Counter
 
 from confluent_kafka import TIMESTAMP_CREATE_TIME
 
-from sparkmirror.embedded.kafka_cluster import free_port
+from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER, free_port
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import KafkaRecord, NewTopicSpec
@@ -26,7 +26,7 @@ UNREACHABLE_LIMIT_S = 30
 
 def write_config(path, source: str, target: str, topics: str, extra: str = "") -> str:
     path.write_text(f"clusters = A, B\nA.bootstrap.servers = {source}\nB.bootstrap.servers = {target}\n"
-                    f"A->B.enabled = true\nA->B.topics = {topics}\nreplication.factor = 1\n{extra}")
+                    f"A->B.enabled = true\nA->B.topics = {topics}\n{SINGLE_BROKER}{extra}")
     return str(path)
 
 

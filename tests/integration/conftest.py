@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from sparkmirror.config.mm2 import load_config
+from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import NewTopicSpec
 from sparkmirror.runtime.supervisor import Supervisor
@@ -36,7 +40,7 @@ def mm2_properties(clusters, tmp_path):
         path: Path = tmp_path / "mm2.properties"
         path.write_text(f"clusters = A, B\nA.bootstrap.servers = {clusters.source}\n"
                         f"B.bootstrap.servers = {clusters.target}\nA->B.enabled = true\n"
-                        f"A->B.topics = {topics}\nreplication.factor = 1\n{extra}")
+                        f"A->B.topics = {topics}\n{SINGLE_BROKER}{extra}")
         return path
     return write
 
@@ -61,3 +65,56 @@ def replicate(mm2_properties, run_caught_up, tmp_path):
     def run(topics: str, extra: str = "") -> Supervisor:
         return run_caught_up(mm2_properties(topics, extra), tmp_path / "state")
     return run
+
+
+def wait_until(predicate, timeout_s: float, what: str, poll_s: float = 0.2):
+    """Poll until `predicate()` is truthy and return its value; fail naming `what` after the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        time.sleep(poll_s)
+
+
+@pytest.fixture
+def running(spark, tmp_path):
+    """Run a properties file's flows in the background until the test ends; yields the Supervisor."""
+    started: list[tuple[Supervisor, threading.Thread, list[BaseException]]] = []
+
+    @contextlib.contextmanager
+    def run(path: Path, targets: tuple[str, ...] | None = None, watch: bool = False):
+        supervisor = Supervisor(load_config(path), tmp_path / f"state-{len(started)}", target_clusters=targets,
+                                config_path=path if watch else None)
+        errors: list[BaseException] = []
+        supervisor.start()
+
+        def loop() -> None:
+            try:
+                supervisor.wait(poll_s=0.2)
+            except BaseException as exc:  # noqa: BLE001 - reported by the test
+                errors.append(exc)
+
+        thread = threading.Thread(target=loop, daemon=True)
+        thread.start()
+        started.append((supervisor, thread, errors))
+        try:
+            yield supervisor
+        finally:
+            supervisor.stop()
+            thread.join(60)
+        if errors:
+            raise errors[0]
+
+    yield run
+
+
+def count_records(bootstrap: str, topic: str) -> int:
+    """Records in a topic: the sum of (high - low) over its partitions."""
+    admin = ClusterAdmin("count", {"bootstrap.servers": bootstrap})
+    partitions = admin.topic_partitions().get(topic)
+    if partitions is None:
+        return 0
+    return sum(high - low for low, high in admin.watermarks(topic, partitions).values())

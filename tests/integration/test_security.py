@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from confluent_kafka import TIMESTAMP_CREATE_TIME, Producer
 
 from sparkmirror.cli.main import cli
+from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
 from sparkmirror.errors import ClusterAuthenticationError, SparkmirrorError
 from sparkmirror.kafka.admin import PROBE_TIMEOUT_S, ClusterAdmin
 from sparkmirror.kafka.records import read_all
@@ -36,7 +37,7 @@ def mm2_file(path: Path, sasl_cluster, target: str, topic: str, password: str) -
         f"B.bootstrap.servers = {target}\n"
         "A->B.enabled = true\n"
         f"A->B.topics = {topic}\n"
-        "replication.factor = 1\n")
+        f"{SINGLE_BROKER}")
     return path
 
 

@@ -130,7 +130,7 @@ def _check_clients(flows: list) -> list[str]:
         checks = [lambda f=flow: translate(f.target_producer, "producer", f.target_producer.origin),
                   lambda f=flow: translate(f.source_admin, "admin", f.source_admin.origin),
                   lambda f=flow: translate(f.target_admin, "admin", f.target_admin.origin),
-                  lambda f=flow: source_options(f.source_consumer, [], describe=f.source_consumer.origin)]
+                  lambda f=flow: source_options(f.source_consumer, {}, describe=f.source_consumer.origin)]
         for check in checks:
             try:
                 check()
@@ -192,17 +192,22 @@ def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ..
 @click.option("--config", "config_option", type=click.Path(dir_okay=False, path_type=Path),
               help="The MM2 properties file (instead of the CONFIG_FILE argument).")
 @click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("sparkmirror-state"),
-              show_default=True, help="Where Spark keeps each flow's progress (checkpoints).")
+              show_default=True, help="Where each flow keeps its read positions.")
 @click.pass_obj
 def run(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...], config_option: Path | None,
         state_dir: Path) -> None:
-    """Replicate the enabled flows of CONFIG_FILE until stopped (SIGTERM / Ctrl-C stop cleanly)."""
+    """Replicate the enabled flows of CONFIG_FILE until stopped (SIGTERM / Ctrl-C stop cleanly).
+
+    Edits to CONFIG_FILE (or SIGHUP) are applied while running: a valid new version changes only the flows
+    it touches; an invalid one is logged and the running configuration stays.
+    """
 
     def action() -> int:
         from sparkmirror.runtime.capabilities import not_performed  # noqa: PLC0415
         from sparkmirror.runtime.supervisor import Supervisor  # noqa: PLC0415
 
-        config, flows, targets = _load(_config_path(config_file, config_option), clusters)
+        path = _config_path(config_file, config_option)
+        config, flows, targets = _load(path, clusters)
         if not flows:
             raise ConfigError(["no flow is enabled" + (f" with a target in --clusters {' '.join(clusters)}"
                                                         if clusters else "")
@@ -212,8 +217,9 @@ def run(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...
             if missing:
                 click.echo(f"warning: flow {flow.name}: MM2 features not performed by this version: "
                            f"{'; '.join(missing)}", err=True)
-        supervisor = Supervisor(config, state_dir, target_clusters=targets)
+        supervisor = Supervisor(config, state_dir, target_clusters=targets, config_path=path)
         signal.signal(signal.SIGTERM, lambda *_: supervisor.stop())
+        signal.signal(signal.SIGHUP, lambda *_: supervisor.request_reload())
         try:
             supervisor.start()
             supervisor.wait()

@@ -96,12 +96,14 @@ DEFAULT_SCHEDULES = {
     SYNC_GROUP_OFFSETS: (False, 60),
     SYNC_TOPIC_CONFIGS: (True, 600),
     SYNC_TOPIC_ACLS: (True, 600),
-    REFRESH_TOPICS: (True, 600),
+    REFRESH_TOPICS: (True, 5),  # MM2: 600 s; new topics should not wait ten minutes
     REFRESH_GROUPS: (True, 600),
 }
 
 # sparkmirror's own keys (no MM2 equivalent).
 MAX_OFFSETS_PER_TRIGGER = "sparkmirror.max.offsets.per.trigger"
+# The provenance header (policy/provenance.py): auto = on with identity names, where names cannot stop cycles.
+PROVENANCE_HEADER_ENABLED = "sparkmirror.provenance.header.enabled"
 SPARK_PREFIX = "spark."
 # Connect's own connector settings (ConnectorConfig): valid in an MM2 file, meaningless here.
 CONNECT_CONNECTOR_KEYS = frozenset({

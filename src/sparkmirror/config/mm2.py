@@ -54,6 +54,10 @@ class ClientSettings(Mapping[str, str]):
     def __repr__(self) -> str:
         return f"ClientSettings({', '.join(sorted(self._values))})"
 
+    def __hash__(self) -> int:
+        """Consistent with Mapping's equality (by values; origins do not count), so FlowConfig hashes."""
+        return hash(frozenset(self._values.items()))
+
     def origin(self, key: str) -> str:
         """The key as written in the file, with its line (for messages), e.g. `B.producer.acks (mm2:7)`."""
         return self._origins.get(key, key)
@@ -130,6 +134,16 @@ class FlowConfig:
     source_admin: ClientSettings = field(default_factory=ClientSettings)
     target_admin: ClientSettings = field(default_factory=ClientSettings)
     target_producer: ClientSettings = field(default_factory=ClientSettings)
+    offset_syncs_producer: ClientSettings = field(default_factory=ClientSettings)  # on offset_syncs_topic_location
+    heartbeats_producer: ClientSettings = field(default_factory=ClientSettings)  # MM2's heartbeat task: target
+    provenance_header: str = "auto"  # "auto" (identity policy only) | "true" | "false"
+
+    @property
+    def provenance_enabled(self) -> bool:
+        """Whether records carry the provenance header (see policy/provenance.py)."""
+        if self.provenance_header == "auto":
+            return self.replication_policy == "identity"
+        return self.provenance_header == "true"
 
     @property
     def name(self) -> str:
@@ -205,6 +219,7 @@ FLOW_KEYS = frozenset({
     keys.HEARTBEATS_TOPIC_REPLICATION_FACTOR, keys.OFFSET_SYNCS_TOPIC_LOCATION, keys.EMIT_OFFSET_SYNCS_ENABLED,
     keys.OFFSET_LAG_MAX, keys.HEARTBEATS_REPLICATION_ENABLED, keys.EXACTLY_ONCE_SUPPORT, keys.TASKS_MAX,
     keys.CONSUMER_POLL_TIMEOUT_MS, keys.ADMIN_TIMEOUT_MS, keys.METRIC_NAMES_FORMATS, keys.MAX_OFFSETS_PER_TRIGGER,
+    keys.PROVENANCE_HEADER_ENABLED,
     *keys.DEFAULT_PLUGIN_CLASSES, *keys.DEPRECATED_ALIASES, *_SCHEDULE_KEYS,
 })
 # Flow-level prefixes of client settings (MirrorConnectorConfig and Connect's client overrides).
@@ -339,6 +354,8 @@ class _Builder:
         self._deprecated_aliases(conn)
         r = _FlowReader(self, conn)
         d = FlowConfig(source=source, target=target)
+        location = r.choice(keys.OFFSET_SYNCS_TOPIC_LOCATION, d.offset_syncs_topic_location, ("source", "target"),
+                            case_sensitive=True)
         flow = FlowConfig(
             source=source, target=target,
             enabled=r.bool(keys.ENABLED, False),
@@ -358,8 +375,7 @@ class _Builder:
                 keys.CHECKPOINTS_TOPIC_REPLICATION_FACTOR, d.checkpoints_topic_replication_factor),
             heartbeats_topic_replication_factor=r.replication_factor(
                 keys.HEARTBEATS_TOPIC_REPLICATION_FACTOR, d.heartbeats_topic_replication_factor),
-            offset_syncs_topic_location=r.choice(keys.OFFSET_SYNCS_TOPIC_LOCATION, d.offset_syncs_topic_location,
-                                                 ("source", "target"), case_sensitive=True),
+            offset_syncs_topic_location=location,
             emit_offset_syncs_enabled=r.bool(keys.EMIT_OFFSET_SYNCS_ENABLED, True),
             offset_lag_max=r.int(keys.OFFSET_LAG_MAX, d.offset_lag_max, minimum=0),
             heartbeats_replication_enabled=r.bool(keys.HEARTBEATS_REPLICATION_ENABLED, True),
@@ -380,6 +396,9 @@ class _Builder:
             source_admin=self._settings(client_props(conn, "source", "admin")),
             target_admin=self._settings(client_props(conn, "target", "admin")),
             target_producer=self._settings(worker_producer_props(self.sourced, conn, target)),
+            offset_syncs_producer=self._settings(client_props(conn, location, "producer")),
+            heartbeats_producer=self._settings(client_props(conn, "target", "producer")),
+            provenance_header=r.choice(keys.PROVENANCE_HEADER_ENABLED, "auto", ("auto", "true", "false")),
         )
         r.plugin_classes()
         r.offset_syncs_consistency(flow)

@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 from sparkmirror.model import NewTopicSpec, TopicConfigEntry
 from sparkmirror.policy.filters import ConfigPropertyFilter, TopicFilter
-from sparkmirror.policy.replication import ReplicationPolicy, is_cycle
+from sparkmirror.policy.replication import ReplicationPolicy, should_replicate_topic
 
 
 @dataclass(frozen=True)
@@ -26,10 +26,12 @@ def plan_topics(source: Mapping[str, int], target: Mapping[str, int], topic_filt
                 policy: ReplicationPolicy, target_alias: str, source_alias: str,
                 replication_factor: int,
                 source_configs: Mapping[str, Sequence[TopicConfigEntry]] | None = None,
-                config_filter: ConfigPropertyFilter | None = None) -> TopicPlan:
+                config_filter: ConfigPropertyFilter | None = None,
+                heartbeats_replication_enabled: bool = True) -> TopicPlan:
     """Plan a flow's topics from source and target partition counts (MM2's computeAndCreateTopicPartitions).
 
-    A topic replicates when the filter accepts it and sending it to the target would not close a cycle.
+    A topic replicates as MM2's shouldReplicateTopic decides: the filter accepts it (or it is a heartbeats
+    topic and `heartbeats_replication_enabled`), it is not internal, and it would not close a cycle.
     A missing remote topic is created with the source's partition count and the source topic's configs
     that `config_filter` lets through; one with fewer partitions grows.
     """
@@ -38,7 +40,7 @@ def plan_topics(source: Mapping[str, int], target: Mapping[str, int], topic_filt
     create = []
     grow: dict[str, int] = {}
     for topic in sorted(source):
-        if not topic_filter.should_replicate_topic(topic) or is_cycle(policy, topic, target_alias):
+        if not should_replicate_topic(topic, topic_filter, policy, target_alias, heartbeats_replication_enabled):
             continue
         name = policy.format_remote_topic(source_alias, topic)
         remote[topic] = name

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sparkmirror.config.mm2 import load_config
-from sparkmirror.embedded.kafka_cluster import LocalKafkaCluster, start_clusters
+from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER, LocalKafkaCluster, start_clusters
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.records import produce
 from sparkmirror.model import KafkaRecord, NewTopicSpec
@@ -37,7 +37,7 @@ def sample_records(count: int, partitions: int, value_size: int, seed: int = 7) 
 def _properties(a: LocalKafkaCluster, b: LocalKafkaCluster) -> str:
     return (f"clusters = A, B\nA.bootstrap.servers = {a.bootstrap_servers}\n"
             f"B.bootstrap.servers = {b.bootstrap_servers}\nA->B.enabled = true\nA->B.topics = {TOPIC}\n"
-            f"replication.factor = 1\nsparkmirror.max.offsets.per.trigger = {BATCH_RECORDS}\n")
+            f"{SINGLE_BROKER}sparkmirror.max.offsets.per.trigger = {BATCH_RECORDS}\n")
 
 
 def _report_progress(supervisor: Supervisor, total: int, done: threading.Event, out: Echo) -> None:

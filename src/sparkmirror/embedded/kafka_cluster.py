@@ -42,6 +42,12 @@ _SASL_PASSWORD = re.compile(r"[!#-+\--\[\]-~]+")  # printable ASCII without spac
 _handed_out: set[int] = set()
 
 
+# MM2 settings a single-broker cluster needs: every topic MM2 creates defaults to 2 or 3 replicas.
+SINGLE_BROKER = "".join(f"{k} = 1\n" for k in (
+    "replication.factor", "offset-syncs.topic.replication.factor", "heartbeats.topic.replication.factor",
+    "checkpoints.topic.replication.factor"))
+
+
 def free_ports(count: int) -> list[int]:
     """Distinct free loopback TCP ports, never one this process handed out before.
 

@@ -5,14 +5,18 @@ Every call is wrapped so that a failure names the operation and the cluster.
 
 from __future__ import annotations
 
+import base64
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
+from typing import Protocol
 
-from confluent_kafka import KafkaError, KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicCollection, TopicPartition, Uuid
 from confluent_kafka.admin import (
     AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
     ConfigResource,
     ConfigSource,
     NewPartitions,
@@ -30,6 +34,17 @@ _librdkafka_logger = logging.getLogger("sparkmirror.librdkafka")
 PROBE_TIMEOUT_S = 10.0
 PROBE_SLICE_S = 0.5
 CALL_TIMEOUT_S = 30.0
+
+
+class ConfigAlterationLike(Protocol):
+    """What `alter_topic_configs` reads of an alteration (control.configs.ConfigAlteration fits)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def op(self) -> str: ...
+    @property
+    def value(self) -> str | None: ...
 
 
 class ClusterAdmin:
@@ -100,6 +115,47 @@ class ClusterAdmin:
                         and _source(e) is not ConfigSource.STATIC_BROKER_CONFIG]
                 for topic, entries in self._describe_topic_configs(topics).items()}
 
+    def alter_topic_configs(self, alterations: Mapping[str, Sequence[ConfigAlterationLike]]
+                            ) -> dict[str, Exception | None]:
+        """Apply incremental SET/DELETE config alterations per topic; per-topic results.
+
+        A topic's alterations succeed or fail together (the broker validates them as one resource).
+        """
+        resources = [ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[
+            ConfigEntry(a.name, a.value if a.op == "SET" else None, incremental_operation=_OP_TYPES[a.op])
+            for a in ops]) for topic, ops in alterations.items() if ops]
+        if not resources:
+            return {}
+        futures = self._admin.incremental_alter_configs(resources, request_timeout=CALL_TIMEOUT_S)
+        return self._per_topic({r.name: f for r, f in futures.items()}, "alter configs of",
+                               auth_hint="Grant this principal ALTER_CONFIGS on topic '{topic}', or set "
+                                         "'<source>-><target>.sync.topic.configs.enabled = false'")
+
+    def topic_ids(self, topics: list[str]) -> dict[str, str]:
+        """The topic id of each topic that exists, as Kafka's tools print it; a re-created topic gets a new one."""
+        if not topics:
+            return {}
+        futures = self._admin.describe_topics(TopicCollection(list(topics)), request_timeout=CALL_TIMEOUT_S)
+        ids: dict[str, str] = {}
+        for name, future in futures.items():
+            try:
+                ids[name] = _uuid_string(future.result(timeout=CALL_TIMEOUT_S).topic_id)
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                if isinstance(err, KafkaError) and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    continue
+                raise AdminOperationError(self.alias, f"describe topic '{name}'", _describe(exc)) from None
+        return ids
+
+    def delete_topics(self, names: list[str]) -> dict[str, Exception | None]:
+        """Delete topics; per-topic results, a topic that does not exist counting as success."""
+        if not names:
+            return {}
+        futures = self._admin.delete_topics(list(names), operation_timeout=CALL_TIMEOUT_S,
+                                            request_timeout=CALL_TIMEOUT_S)
+        return self._per_topic(futures, "delete topic", ok_codes=(KafkaError.UNKNOWN_TOPIC_OR_PART,),
+                               auth_hint="Grant this principal DELETE on topic '{topic}'")
+
     def _describe_topic_configs(self, topics: list[str]) -> dict[str, dict]:
         if not topics:
             return {}
@@ -122,8 +178,11 @@ class ClusterAdmin:
         return self._per_topic(futures, "add partitions to")
 
     def _per_topic(self, futures: Mapping[str, Future[None]], operation: str,
-                   ok_codes: tuple[int, ...] = ()) -> dict[str, Exception | None]:
-        """Wait for per-topic futures: None where it worked, an error naming topic and cluster otherwise."""
+                   ok_codes: tuple[int, ...] = (), auth_hint: str = "") -> dict[str, Exception | None]:
+        """Wait for per-topic futures: None where it worked, an error naming topic and cluster otherwise.
+
+        `auth_hint` (with `{topic}` filled in) replaces the default hint when authorization fails.
+        """
         results: dict[str, Exception | None] = {}
         for name, future in futures.items():
             try:
@@ -132,8 +191,9 @@ class ClusterAdmin:
             except KafkaException as exc:
                 err = exc.args[0] if exc.args else None
                 ok = isinstance(err, KafkaError) and err.code() in ok_codes
+                hint = auth_hint.format(topic=name) if auth_hint and _is_authorization_failure(err) else _hint(exc)
                 results[name] = None if ok else AdminOperationError(
-                    self.alias, f"{operation} '{name}'", _describe(exc), _hint(exc))
+                    self.alias, f"{operation} '{name}'", _describe(exc), hint)
         return results
 
     def watermarks(self, topic: str, partitions: int, timeout_s: float = CALL_TIMEOUT_S) -> dict[int, tuple[int, int]]:
@@ -160,6 +220,21 @@ _TRANSIENT_CODES = frozenset({
     KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
     KafkaError.REQUEST_TIMED_OUT, KafkaError._TRANSPORT, KafkaError._TIMED_OUT,
 })
+
+
+_OP_TYPES = {"SET": AlterConfigOpType.SET, "DELETE": AlterConfigOpType.DELETE}
+
+
+def _uuid_string(uuid: Uuid) -> str:
+    """Java's Uuid.toString (URL-safe base64, unpadded); librdkafka's str() uses the standard alphabet."""
+    raw = b"".join(bits.to_bytes(8, "big", signed=True)
+                   for bits in (uuid.get_most_significant_bits(), uuid.get_least_significant_bits()))
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _is_authorization_failure(err: object) -> bool:
+    return isinstance(err, KafkaError) and err.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED,
+                                                          KafkaError.CLUSTER_AUTHORIZATION_FAILED)
 
 
 def _source(entry: object) -> ConfigSource:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -36,13 +37,34 @@ class BatchSink:
         self.writer = writer
         self.on_batch = on_batch
         self.max_tasks = max_tasks
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def close(self) -> None:
+        """Wait for the batch in progress to finish; later batches write nothing.
+
+        Then stopping the query interrupts no write. A batch skipped here is not lost: the flow's
+        positions only move in `on_batch`, so the next query reads those records again.
+        """
+        with self._lock:
+            self._closed = True
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        with self._lock:
+            if not self._closed:
+                self._write(batch, batch_id)
+
+    def _write(self, batch: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
         # Fewer, longer tasks: Spark's fixed cost per Python task dominates small batches (see
         # benchmarks/README.md). Whole Kafka partitions are concatenated, never split, so each keeps its order.
         rows = batch.coalesce(self.max_tasks).mapInArrow(self.writer, SUMMARY_SCHEMA).collect()
-        self.on_batch(batch_id, [PartitionSummary(**row.asDict()) for row in rows], started)
+        self.on_batch(batch_id, [_summary(row.asDict()) for row in rows], started)
+
+
+def _summary(row: dict) -> PartitionSummary:
+    return PartitionSummary(**{**row, "sync_upstream": tuple(row["sync_upstream"] or ()),
+                               "sync_downstream": tuple(row["sync_downstream"] or ())})
 
 
 class ReplicationFlow:

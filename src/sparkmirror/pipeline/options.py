@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 
 from sparkmirror.errors import ConfigError
@@ -20,25 +21,35 @@ _STARTING_OFFSETS = ("earliest", "latest")  # Spark startingOffsets values an au
 SOURCE_FETCH_MAX_WAIT_MS = "10"
 
 
-def source_options(consumer_settings: Mapping[str, str], topics: list[str],
-                   max_offsets_per_trigger: int | None = None,
-                   describe: Callable[[str], str] = str) -> dict[str, str]:
-    """Options for `spark.readStream.format("kafka")`: the Java consumer settings unchanged, `kafka.`-prefixed.
-
-    A new flow starts where MM2's replication consumer would: `auto.offset.reset` (MM2 default earliest).
-    """
-    if "interceptor.classes" in consumer_settings:
-        raise ConfigError([f"{describe('interceptor.classes')}: consumer interceptors cannot run in Spark's "
-                           f"Kafka source; remove the setting"])
+def reset_policy(consumer_settings: Mapping[str, str], describe: Callable[[str], str] = str) -> str:
+    """Where a partition with no stored position starts: MM2's replication consumer `auto.offset.reset`
+    (default earliest); `none` cannot start anything, so it is refused with the key named."""
     reset = consumer_settings.get("auto.offset.reset", "earliest").strip().lower()
     if reset not in _STARTING_OFFSETS:
         raise ConfigError([f"{describe('auto.offset.reset')}: '{reset}' cannot start a new flow; use earliest "
                            f"or latest"])
+    return reset
+
+
+def source_options(consumer_settings: Mapping[str, str], starting_offsets: Mapping[str, Mapping[int, int]],
+                   max_offsets_per_trigger: int | None = None,
+                   describe: Callable[[str], str] = str) -> dict[str, str]:
+    """Options for `spark.readStream.format("kafka")`: the Java consumer settings unchanged, `kafka.`-prefixed.
+
+    The partitions are assigned, not subscribed, and start at the given offsets: the flow, not Spark,
+    decides which partitions it reads and where (its own positions survive topic-set changes, deleted and
+    re-created topics, which a Spark checkpoint does not).
+    """
+    if "interceptor.classes" in consumer_settings:
+        raise ConfigError([f"{describe('interceptor.classes')}: consumer interceptors cannot run in Spark's "
+                           f"Kafka source; remove the setting"])
+    reset_policy(consumer_settings, describe)
     opts = {"kafka.fetch.max.wait.ms": SOURCE_FETCH_MAX_WAIT_MS}
     opts.update({f"kafka.{k}": v for k, v in consumer_settings.items() if k not in _SPARK_MANAGED})
+    ordered = {t: dict(sorted(starting_offsets[t].items())) for t in sorted(starting_offsets)}
     opts.update({
-        "subscribe": ",".join(sorted(topics)),
-        "startingOffsets": reset,
+        "assign": json.dumps({t: list(parts) for t, parts in ordered.items()}),
+        "startingOffsets": json.dumps({t: {str(p): o for p, o in parts.items()} for t, parts in ordered.items()}),
         "includeHeaders": "true",
         "failOnDataLoss": "true",
     })

@@ -13,10 +13,12 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from sparkmirror.errors import PipelineError
+from sparkmirror.policy.provenance import PROVENANCE_HEADER, ProvenanceRule
 
 logger = logging.getLogger(__name__)
 _librdkafka_logger = logging.getLogger("sparkmirror.librdkafka")
@@ -25,9 +27,9 @@ _librdkafka_logger = logging.getLogger("sparkmirror.librdkafka")
 INPUT_COLUMNS = ("topic", "partition", "offset", "timestamp_ms", "key", "value", "headers")
 _SUMMARY_FIELDS = (
     ("topic", "string", pa.string()), ("partition", "int", pa.int32()), ("remote_topic", "string", pa.string()),
-    ("records", "long", pa.int64()), ("bytes", "long", pa.int64()), ("first_upstream", "long", pa.int64()),
-    ("last_upstream", "long", pa.int64()), ("first_downstream", "long", pa.int64()),
-    ("last_downstream", "long", pa.int64()),
+    ("records", "long", pa.int64()), ("skipped", "long", pa.int64()), ("bytes", "long", pa.int64()),
+    ("next_upstream", "long", pa.int64()), ("sync_upstream", "array<long>", pa.list_(pa.int64())),
+    ("sync_downstream", "array<long>", pa.list_(pa.int64())),
 )
 SUMMARY_SCHEMA = ", ".join(f"{name} {ddl}" for name, ddl, _ in _SUMMARY_FIELDS)  # for mapInArrow
 _SUMMARY_ARROW = pa.schema([(name, arrow) for name, _, arrow in _SUMMARY_FIELDS])
@@ -62,6 +64,21 @@ class _PartitionLog:
     upstream: array = field(default_factory=lambda: array("q"))
     downstream: array = field(default_factory=lambda: array("q"))
     bytes: int = 0
+    skipped: int = 0
+    next_upstream: int = -1  # one past the last offset seen, written or skipped
+
+    def sync_points(self) -> tuple[list[int], list[int]]:
+        """(upstream, downstream) pairs worth an offset sync: the first and last record, and both records
+        around every place where the two offset sequences stop advancing together (a gap upstream, such
+        as a transaction marker or a compacted record, or a foreign record downstream). Every offset
+        between two consecutive points then maps exactly by adding the same difference."""
+        if not self.upstream:
+            return [], []
+        up = np.frombuffer(self.upstream, dtype=np.int64)
+        down = np.frombuffer(self.downstream, dtype=np.int64)
+        breaks = np.nonzero(np.diff(up) != np.diff(down))[0]
+        points = np.unique(np.concatenate(([0, len(up) - 1], breaks, breaks + 1)))
+        return up[points].tolist(), down[points].tolist()
 
 
 class _Deliveries:
@@ -99,10 +116,12 @@ class PartitionWriter:
     otherwise it raises, the task fails and Spark re-runs it, so nothing is skipped.
     """
 
-    def __init__(self, target_alias: str, producer_settings: dict[str, str], remote_topics: dict[str, str]):
+    def __init__(self, target_alias: str, producer_settings: dict[str, str], remote_topics: dict[str, str],
+                 provenance: ProvenanceRule | None = None):
         self.target_alias = target_alias
         self.producer_settings = producer_settings
         self.remote_topics = remote_topics
+        self.provenance = provenance
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         producer = _producer(self.producer_settings)
@@ -132,8 +151,14 @@ class PartitionWriter:
             log = logs.get((remote, partition))
             if log is None:
                 log = logs[(remote, partition)] = _PartitionLog(topic, remote)
+            log.next_upstream = offset + 1
             key, value, raw_headers = cols["key"][i], cols["value"][i], cols["headers"][i]
             headers = [(h["key"], h["value"]) for h in raw_headers] if raw_headers else None
+            if self.provenance is not None:
+                headers = self._stamp(headers)
+                if headers is None:
+                    log.skipped += 1
+                    continue
             timestamp = max(cols["timestamp_ms"][i], 0)
             while True:
                 try:
@@ -153,6 +178,21 @@ class PartitionWriter:
             if i % _POLL_EVERY == 0:
                 producer.poll(0)
 
+    def _stamp(self, headers: list[tuple[str, bytes | None]] | None) -> list[tuple[str, bytes | None]] | None:
+        """Headers with the provenance header updated in place; None when the target already saw the record."""
+        rule = self.provenance
+        if not headers:
+            return [(PROVENANCE_HEADER, rule.stamp)]  # type: ignore[union-attr]
+        for j, (name, value) in enumerate(headers):
+            if name == PROVENANCE_HEADER:
+                stamped = rule.next_value(value)  # type: ignore[union-attr]
+                if stamped is None:
+                    return None
+                headers[j] = (PROVENANCE_HEADER, stamped)
+                return headers
+        headers.append((PROVENANCE_HEADER, rule.stamp))  # type: ignore[union-attr]
+        return headers
+
     def _raise_delivery_error(self, deliveries: _Deliveries) -> None:
         if deliveries.error is None:
             return
@@ -170,12 +210,11 @@ class PartitionWriter:
             if len(log.downstream) != len(log.upstream):
                 raise PipelineError(f"{len(log.upstream) - len(log.downstream)} delivery reports missing "
                                     f"for '{remote}' partition {partition}")
-            topic = log.topic
-            for name, value in (("topic", topic), ("partition", partition), ("remote_topic", remote),
-                                ("records", len(log.upstream)), ("bytes", log.bytes),
-                                ("first_upstream", log.upstream[0]), ("last_upstream", log.upstream[-1]),
-                                ("first_downstream", log.downstream[0]),
-                                ("last_downstream", log.downstream[-1])):
+            sync_up, sync_down = log.sync_points()
+            for name, value in (("topic", log.topic), ("partition", partition), ("remote_topic", remote),
+                                ("records", len(log.upstream)), ("skipped", log.skipped), ("bytes", log.bytes),
+                                ("next_upstream", log.next_upstream), ("sync_upstream", sync_up),
+                                ("sync_downstream", sync_down)):
                 rows[name].append(value)
         return pa.RecordBatch.from_pydict(rows, schema=_SUMMARY_ARROW)
 

@@ -10,17 +10,9 @@ from sparkmirror.config.mm2 import FlowConfig
 def not_performed(flow: FlowConfig) -> list[str]:
     """MM2 features the flow's settings turn on that this version does not perform yet."""
     features = [
-        (flow.emit_heartbeats.enabled, f"{keys.EMIT_HEARTBEATS}.enabled"),
-        (flow.emit_offset_syncs_enabled, keys.EMIT_OFFSET_SYNCS_ENABLED),
         (flow.emit_checkpoints.enabled and flow.emit_offset_syncs_enabled, f"{keys.EMIT_CHECKPOINTS}.enabled"),
         (flow.sync_group_offsets.enabled, f"{keys.SYNC_GROUP_OFFSETS}.enabled"),
-        (flow.sync_topic_configs.enabled,
-         f"{keys.SYNC_TOPIC_CONFIGS}.enabled (remote topics are created with the source's configs; "
-         f"later changes are not copied)"),
         (flow.sync_topic_acls.enabled, f"{keys.SYNC_TOPIC_ACLS}.enabled"),
-        (flow.refresh_topics.enabled,
-         f"{keys.REFRESH_TOPICS}.enabled (topics are chosen when the flow starts; a restart picks up new "
-         f"topics and partitions)"),
     ]
     return [name for on, name in features if on]
 

@@ -55,7 +55,8 @@ def test_plan_offline_prints_resolved_flows_without_secrets():
                                   "DefaultReplicationPolicy (separator '.')" in out
     assert "sasl.jaas.config=[hidden]" in out and "bootstrap.servers=[hidden]" in out
     assert "pa55" not in out and "a-1.example" not in out
-    assert "not performed by this version: emit.heartbeats.enabled" in out
+    assert "not performed by this version: emit.checkpoints.enabled" in out
+    assert "emit.heartbeats" not in out and "refresh.topics" not in out  # performed since issue 5
 
 
 def test_warnings_for_deprecated_and_unused_keys_go_to_stderr():

@@ -103,7 +103,8 @@ def test_defaults_are_mm2_4_3s():
     assert (flow.emit_heartbeats.enabled, flow.emit_heartbeats.interval_s) == (True, 1)
     assert (flow.emit_checkpoints.enabled, flow.emit_checkpoints.interval_s) == (True, 60)
     assert (flow.sync_group_offsets.enabled, flow.sync_group_offsets.interval_s) == (False, 60)
-    assert flow.refresh_topics.interval_s == flow.sync_topic_configs.interval_s == 600
+    assert flow.sync_topic_configs.interval_s == 600
+    assert flow.refresh_topics.interval_s == 5  # ours: new topics are picked up in seconds, not MM2's 600 s
     assert flow.groups_exclude == ("console-consumer-.*", "connect-.*", "__.*")
     assert "log\\.message\\.timestamp\\.after\\.max\\.ms" in flow.config_properties_exclude
     assert flow.offset_lag_max == 100 and flow.offset_syncs_topic_location == "source"

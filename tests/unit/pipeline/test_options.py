@@ -1,24 +1,27 @@
+import json
+
 import pytest
 
 from sparkmirror.errors import ConfigError
-from sparkmirror.pipeline.options import producer_settings, source_options
+from sparkmirror.pipeline.options import producer_settings, reset_policy, source_options
 
 
 def test_source_options_prefix_client_settings_and_drop_spark_managed_ones():
     opts = source_options({"bootstrap.servers": "a:1", "security.protocol": "SSL", "enable.auto.commit": "true",
-                           "group.id": "g"}, ["t2", "t1"], max_offsets_per_trigger=100)
+                           "group.id": "g"}, {"t2": {1: 7, 0: 5}, "t1": {0: 0}},
+                          max_offsets_per_trigger=100)
     assert opts["kafka.bootstrap.servers"] == "a:1"
     assert opts["kafka.security.protocol"] == "SSL"
     assert "kafka.enable.auto.commit" not in opts and "kafka.group.id" not in opts
-    assert opts["subscribe"] == "t1,t2"
-    assert opts["startingOffsets"] == "earliest"
+    assert json.loads(opts["assign"]) == {"t1": [0], "t2": [0, 1]}
+    assert json.loads(opts["startingOffsets"]) == {"t1": {"0": 0}, "t2": {"0": 5, "1": 7}}
     assert opts["includeHeaders"] == "true"
     assert opts["maxOffsetsPerTrigger"] == "100"
     assert opts["kafka.fetch.max.wait.ms"] == "10"
 
 
 def test_an_explicit_fetch_wait_beats_the_source_default():
-    opts = source_options({"bootstrap.servers": "a:1", "fetch.max.wait.ms": "250"}, ["t"])
+    opts = source_options({"bootstrap.servers": "a:1", "fetch.max.wait.ms": "250"}, {"t": {0: 0}})
     assert opts["kafka.fetch.max.wait.ms"] == "250"
 
 
@@ -38,12 +41,12 @@ def test_batches_stay_below_the_smallest_remote_max_message_bytes():
 
 
 def test_auto_offset_reset_chooses_where_a_new_flow_starts():
-    assert source_options({"auto.offset.reset": "latest"}, ["t"])["startingOffsets"] == "latest"
-    assert source_options({}, ["t"])["startingOffsets"] == "earliest"  # MM2's default for its consumer
+    assert reset_policy({"auto.offset.reset": "Latest"}) == "latest"
+    assert reset_policy({}) == "earliest"  # MM2's default for its consumer
     with pytest.raises(ConfigError, match="A.consumer.auto.offset.reset: 'none' cannot start a new flow"):
-        source_options({"auto.offset.reset": "none"}, ["t"], describe=lambda k: f"A.consumer.{k}")
+        source_options({"auto.offset.reset": "none"}, {}, describe=lambda k: f"A.consumer.{k}")
 
 
 def test_consumer_interceptors_are_refused_not_dropped():
     with pytest.raises(ConfigError, match="interceptor.classes: consumer interceptors cannot run"):
-        source_options({"interceptor.classes": "com.example.Audit"}, ["t"])
+        source_options({"interceptor.classes": "com.example.Audit"}, {})

@@ -1,0 +1,194 @@
+"""Hot reload: notice that the properties file changed (or SIGHUP), then validate and diff the new config.
+
+ConfigWatcher does the noticing (a polling daemon thread), Reloader the deciding (load, validate, diff);
+the supervisor applies an accepted diff. An invalid file never replaces the running configuration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from sparkmirror.config.diff import ConfigDiff, describe_diff, diff_configs
+from sparkmirror.config.mm2 import MirrorMakerConfig, load_config
+from sparkmirror.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+SignalHandler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+
+
+def _digest(path: Path) -> str | None:
+    """SHA-256 of the file's bytes; None while it cannot be read (an editor may be replacing it)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+class ConfigWatcher:
+    """Calls `on_change` from a daemon thread each time the file's content changes.
+
+    Content means the bytes' hash: a touch or a save of identical text does not count, and a file that is
+    briefly unreadable (deleted and re-created by an editor) counts only if it comes back different. New
+    content counts once two polls in a row read it, so a change is noticed within two `poll_s`. Only
+    the properties file itself is watched, not files it references through `${file:...}` providers;
+    `trigger()` (SIGHUP) re-reads those too. The baseline is the content at construction. `on_change`
+    never raises out of the thread: its exceptions are logged and the watcher keeps going.
+    """
+
+    def __init__(self, path: Path, on_change: Callable[[], None], poll_s: float = 1.0) -> None:
+        self.path = Path(path)
+        self._on_change = on_change
+        self._poll_s = poll_s
+        self._digest = _digest(self.path)
+        self._pending: str | None = None  # content read once, not yet twice
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._lock = threading.Lock()
+        self._forced = False
+        self._checks = 0
+        self._thread: threading.Thread | None = None
+
+    @property
+    def checks(self) -> int:
+        """How many checks the thread has completed (for tests and diagnostics)."""
+        return self._checks
+
+    def start(self) -> None:
+        """Start polling; calling it again while running does nothing."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name=f"config-watcher-{self.path.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop polling and wait (at most `timeout_s`) for a running callback to finish."""
+        self._stop.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)
+
+    def trigger(self) -> None:
+        """Ask the watcher thread to check now and call `on_change` even if the bytes did not change.
+
+        Returns at once, so it is safe in a signal handler; the callback runs on the watcher thread.
+        """
+        with self._lock:
+            self._forced = True
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self._poll_s)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            with self._lock:
+                forced, self._forced = self._forced, False
+            self._check(forced)
+            self._checks += 1
+
+    def _check(self, forced: bool) -> None:
+        digest = _digest(self.path)
+        # New content counts once two polls in a row read it, so a file caught mid-write does not fire.
+        changed = digest is not None and digest != self._digest and digest == self._pending
+        self._pending = digest if digest != self._digest else None
+        if digest is not None and (changed or forced):
+            self._digest, self._pending = digest, None
+        if not (changed or forced):
+            return
+        logger.info("configuration %s: %s, reloading", self.path,
+                    "content changed" if changed else "reload requested")
+        try:
+            self._on_change()
+        except Exception:  # the thread must survive any callback failure, as a scheduler task would
+            logger.exception("configuration %s: reload callback failed; still watching", self.path)
+
+
+def install_sighup(callback: Callable[[], None]) -> SignalHandler:
+    """Make SIGHUP call `callback` (keep it quick, e.g. ConfigWatcher.trigger); returns the previous handler.
+
+    Python only installs signal handlers from the main thread, and some platforms have no SIGHUP: then
+    nothing is installed and None is returned.
+    """
+    sighup = getattr(signal, "SIGHUP", None)
+    if sighup is None or threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        callback()
+
+    return signal.signal(sighup, handle)
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    """The file loads and nothing the running flows use differs; `Reloader.current` still moves to it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """The file is invalid; the current configuration stays."""
+
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """The file is valid and differs; `config` is now current and `diff` says what to apply."""
+
+    config: MirrorMakerConfig
+    diff: ConfigDiff
+
+
+ReloadResult = Unchanged | Rejected | Accepted
+
+
+class Reloader:
+    """Loads the file again and decides what a reload means; never starts or stops anything itself.
+
+    `current` only ever moves to a configuration that loaded without problems.
+    """
+
+    def __init__(self, path: Path, current: MirrorMakerConfig, target_clusters: tuple[str, ...] | None = None,
+                 loader: Callable[[Path], MirrorMakerConfig] = load_config) -> None:
+        self.path = Path(path)
+        self._current = current
+        self._target_clusters = target_clusters
+        self._loader = loader
+        self._lock = threading.Lock()
+
+    @property
+    def current(self) -> MirrorMakerConfig:
+        """The configuration the process runs (the last accepted one)."""
+        return self._current
+
+    def check(self) -> ReloadResult:
+        """Load, validate and diff against `current`; logs the outcome."""
+        with self._lock:
+            try:
+                new = self._loader(self.path)
+                diff = diff_configs(self._current, new, self._target_clusters)
+            except ConfigError as exc:
+                logger.error("configuration %s rejected, the previous configuration keeps running: %s",
+                             self.path, "; ".join(exc.problems))
+                return Rejected(tuple(exc.problems))
+            old, self._current = self._current, new  # also when empty: later diffs compare with the file
+            for warning in new.warnings:
+                if warning not in old.warnings:
+                    logger.warning("configuration %s: %s", self.path, warning)
+            if diff.is_empty:
+                logger.info("configuration %s reloaded: no change to the running flows", self.path)
+                return Unchanged()
+            for line in describe_diff(diff):
+                logger.info("configuration %s: %s", self.path, line)
+            return Accepted(new, diff)
