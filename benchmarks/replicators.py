@@ -13,6 +13,7 @@ from pathlib import Path
 
 from benchmarks.measure import TreeSampler, Usage
 from sparkmirror.embedded import jars
+from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
 from sparkmirror.embedded.mirror_maker import LocalMirrorMaker
 from sparkmirror.kafka.admin import ClusterAdmin
 
@@ -32,13 +33,13 @@ class Run:
     usage: Usage
 
 
-def _mm2_properties(source: str, target: str, topics: str, tasks: int) -> str:
+def _mm2_properties(source: str, target: str, topics: str, tasks: int, extra: str = "") -> str:
     rf = "\n".join(f"{k}.replication.factor = 1" for k in (
         "checkpoints.topic", "heartbeats.topic", "offset-syncs.topic", "offset.storage", "status.storage",
         "config.storage"))
     return (f"clusters = mm2src, tgt\nmm2src.bootstrap.servers = {source}\ntgt.bootstrap.servers = {target}\n"
             f"mm2src->tgt.enabled = true\nmm2src->tgt.topics = {topics}\ntgt->mm2src.enabled = false\n"
-            f"tasks.max = {tasks}\nreplication.factor = 1\n{rf}\n")
+            f"tasks.max = {tasks}\nreplication.factor = 1\n{rf}\n{extra}")
 
 
 class MirrorMakerRunner:
@@ -51,8 +52,8 @@ class MirrorMakerRunner:
         self.source, self.target, self.cores, self.workdir = source, target, cores, workdir
         self._mm: LocalMirrorMaker | None = None
 
-    def start(self, topics: str) -> subprocess.Popen[bytes]:
-        self._mm = LocalMirrorMaker(_mm2_properties(self.source, self.target, topics, self.cores),
+    def start(self, topics: str, extra: str = "") -> subprocess.Popen[bytes]:
+        self._mm = LocalMirrorMaker(_mm2_properties(self.source, self.target, topics, self.cores, extra),
                                     keep_logs=True).start()
         assert self._mm.process is not None
         return self._mm.process
@@ -76,14 +77,14 @@ class SparkmirrorRunner:
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: Path | None = None
 
-    def start(self, topics: str) -> subprocess.Popen[bytes]:
+    def start(self, topics: str, extra: str = "") -> subprocess.Popen[bytes]:
         run_dir = self.workdir / f"sparkmirror-{time.monotonic_ns()}"
         run_dir.mkdir(parents=True)
         config = run_dir / "mm2.properties"
         config.write_text(f"clusters = smsrc, tgt\nsmsrc.bootstrap.servers = {self.source}\n"
                           f"tgt.bootstrap.servers = {self.target}\nsmsrc->tgt.enabled = true\n"
-                          f"smsrc->tgt.topics = {topics}\nreplication.factor = 1\n"
-                          f"spark.master = local[{self.cores}]\ntasks.max = {self.cores}\n")
+                          f"smsrc->tgt.topics = {topics}\n{SINGLE_BROKER}"
+                          f"spark.master = local[{self.cores}]\ntasks.max = {self.cores}\n{extra}")
         self._log = run_dir / "sparkmirror.log"
         with open(self._log, "wb") as log:
             self._proc = subprocess.Popen(

@@ -183,3 +183,24 @@ def test_tasks_max_must_be_positive():
 def test_default_plugin_classes_are_accepted():
     config = load(TWO + f"topic.filter.class = {keys.DEFAULT_PLUGIN_CLASSES[keys.TOPIC_FILTER_CLASS]}\n")
     assert config.unused_keys == ()
+
+
+def test_offset_syncs_producer_writes_where_the_topic_lives_and_heartbeats_go_to_the_target():
+    text = TWO + "a->b.enabled = true\na.producer.acks = 1\nb.producer.acks = all\n"
+    on_source = load(text).flow("a", "b")
+    on_target = load(text + "a->b.offset-syncs.topic.location = target\n").flow("a", "b")
+    assert (on_source.offset_syncs_producer["bootstrap.servers"], on_source.offset_syncs_producer["acks"]) == \
+        ("servers-one", "1")
+    assert (on_target.offset_syncs_producer["bootstrap.servers"], on_target.offset_syncs_producer["acks"]) == \
+        ("servers-two", "all")
+    assert on_source.heartbeats_producer["bootstrap.servers"] == "servers-two"
+
+
+def test_provenance_header_is_on_for_identity_names_unless_set():
+    identity = "replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy\n"
+    assert not load(TWO + "a->b.enabled = true\n").flow("a", "b").provenance_enabled
+    assert load(TWO + identity + "a->b.enabled = true\n").flow("a", "b").provenance_enabled
+    off = load(TWO + identity + "a->b.enabled = true\nsparkmirror.provenance.header.enabled = false\n")
+    assert not off.flow("a", "b").provenance_enabled
+    assert load(TWO + "a->b.enabled = true\na->b.sparkmirror.provenance.header.enabled = true\n") \
+        .flow("a", "b").provenance_enabled

@@ -1,0 +1,47 @@
+from sparkmirror.control.positions import TopicPosition, advance, from_json, plan_start, to_json
+from sparkmirror.model import PartitionSummary
+
+
+def summary(topic, partition, next_upstream):
+    return PartitionSummary(topic, partition, f"A.{topic}", 1, 0, 1, next_upstream, (next_upstream - 1,), (0,))
+
+
+def test_first_start_follows_auto_offset_reset():
+    marks = {"t": {0: (5, 50), 1: (0, 0)}}
+    earliest = plan_start({"t": 2}, {"t": "id1"}, marks, None, "earliest", "A->B")
+    latest = plan_start({"t": 2}, {"t": "id1"}, marks, None, "latest", "A->B")
+    assert earliest.offsets == {"t": {0: 5, 1: 0}}
+    assert latest.offsets == {"t": {0: 50, 1: 0}}
+    assert not earliest.warnings and not earliest.notes
+
+
+def test_stored_positions_continue_and_new_topics_and_partitions_start_at_their_beginning():
+    stored = {"t": TopicPosition("id1", {0: 30})}
+    plan = plan_start({"t": 2, "new": 1}, {"t": "id1", "new": "id2"},
+                      {"t": {0: (0, 50), 1: (3, 9)}, "new": {0: (2, 4)}}, stored, "latest", "A->B")
+    assert plan.offsets == {"t": {0: 30, 1: 3}, "new": {0: 2}}  # reset=latest only applies on the first start
+    assert plan.notes == ("flow A->B: new source topic 'new' (1 partitions), replicating from its start",)
+
+
+def test_a_recreated_topic_starts_from_its_beginning_with_a_warning():
+    stored = {"t": TopicPosition("old-id", {0: 500})}
+    plan = plan_start({"t": 1}, {"t": "new-id"}, {"t": {0: (0, 7)}}, stored, "earliest", "A->B")
+    assert plan.offsets == {"t": {0: 0}}
+    assert plan.warnings == ("flow A->B: source topic 't' was deleted and re-created (topic id old-id -> new-id); "
+                             "replicating it from its start",)
+
+
+def test_records_lost_to_retention_or_truncation_are_named_never_silently_skipped():
+    stored = {"t": TopicPosition("id", {0: 10, 1: 90})}
+    plan = plan_start({"t": 2}, {"t": "id"}, {"t": {0: (25, 40), 1: (0, 60)}}, stored, "earliest", "A->B")
+    assert plan.offsets == {"t": {0: 25, 1: 60}}
+    assert "15 records of t-0 (offsets 10 to 24) were removed by retention" in plan.warnings[0]
+    assert "t-1 ends at 60 but was read up to 90" in plan.warnings[1]
+
+
+def test_advance_moves_forward_only_and_round_trips_through_json():
+    positions = {"t": TopicPosition("id", {0: 10, 1: 4})}
+    moved = advance(positions, [summary("t", 0, 20), summary("t", 1, 3), summary("u", 0, 8)])
+    assert moved["t"] == TopicPosition("id", {0: 20, 1: 4})  # a stale summary never moves a partition back
+    assert moved["u"].next_offsets == {0: 8}
+    assert from_json(to_json(moved)) == moved

@@ -1,0 +1,33 @@
+from sparkmirror.runtime.scheduler import Scheduler
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_jobs_run_on_their_interval_and_a_failing_job_never_stops_the_others(caplog):
+    clock, runs = Clock(), []
+    scheduler = Scheduler(clock)
+
+    def broken():
+        raise RuntimeError("target unreachable")
+
+    scheduler.every("A->B: sync topic configs", 2, broken)
+    scheduler.every("A->B: refresh topics", 1, lambda: runs.append(clock.now))
+    for t in (0.5, 1.0, 2.0, 2.5, 3.0):
+        clock.now = t
+        scheduler.run_due()
+    assert runs == [1.0, 2.0, 3.0]
+    assert "A->B: sync topic configs failed (1 in a row): target unreachable" in caplog.text
+
+
+def test_cancel_drops_a_flows_jobs_only():
+    scheduler = Scheduler(Clock())
+    for name in ("A->B: refresh topics", "A->B: emit heartbeats", "B->A: refresh topics"):
+        scheduler.every(name, 1, lambda: None)
+    scheduler.cancel("A->B: ")
+    assert scheduler.names() == ["B->A: refresh topics"]
