@@ -156,17 +156,26 @@ class ClusterAdmin:
         return self._per_topic(futures, "delete topic", ok_codes=(KafkaError.UNKNOWN_TOPIC_OR_PART,),
                                auth_hint="Grant this principal DELETE on topic '{topic}'")
 
-    def _describe_topic_configs(self, topics: list[str]) -> dict[str, dict]:
-        if not topics:
-            return {}
-        resources = [ConfigResource(ResourceType.TOPIC, t) for t in topics]
+    def _describe_topic_configs(self, topics: list[str], timeout_s: float = CALL_TIMEOUT_S) -> dict[str, dict]:
+        """Configs per topic; a topic created a moment ago is unknown to its broker for a few ms: retried."""
         out: dict[str, dict] = {}
-        for resource, future in self._admin.describe_configs(resources, request_timeout=CALL_TIMEOUT_S).items():
-            try:
-                out[resource.name] = future.result(timeout=CALL_TIMEOUT_S)
-            except KafkaException as exc:
-                raise AdminOperationError(self.alias, f"describe configs of '{resource.name}'",
-                                          _describe(exc)) from None
+        todo = list(topics)
+        deadline = time.monotonic() + timeout_s
+        while todo:
+            resources = [ConfigResource(ResourceType.TOPIC, t) for t in todo]
+            retry = []
+            for resource, future in self._admin.describe_configs(resources, request_timeout=CALL_TIMEOUT_S).items():
+                try:
+                    out[resource.name] = future.result(timeout=CALL_TIMEOUT_S)
+                except KafkaException as exc:
+                    err = exc.args[0] if exc.args else None
+                    if not _is_transient(err) or time.monotonic() > deadline:
+                        raise AdminOperationError(self.alias, f"describe configs of '{resource.name}'",
+                                                  _describe(exc)) from None
+                    retry.append(resource.name)
+            todo = retry
+            if todo:
+                time.sleep(0.1)
         return out
 
     def create_partitions(self, totals: dict[str, int]) -> dict[str, Exception | None]:

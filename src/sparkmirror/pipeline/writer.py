@@ -9,6 +9,7 @@ from its delivery report. A producer is kept per worker process and reused acros
 from __future__ import annotations
 
 import logging
+import time
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ _SUMMARY_FIELDS = (
 SUMMARY_SCHEMA = ", ".join(f"{name} {ddl}" for name, ddl, _ in _SUMMARY_FIELDS)  # for mapInArrow
 _SUMMARY_ARROW = pa.schema([(name, arrow) for name, _, arrow in _SUMMARY_FIELDS])
 FLUSH_TIMEOUT_S = 180.0
+UNKNOWN_PARTITION_WAIT_S = 30.0
 _POLL_EVERY = 2000
 
 _producers: dict[tuple[tuple[str, str], ...], Producer] = {}
@@ -160,6 +162,7 @@ class PartitionWriter:
                     log.skipped += 1
                     continue
             timestamp = max(cols["timestamp_ms"][i], 0)
+            unknown_until: float | None = None
             while True:
                 try:
                     produce(remote, value=value, key=key, partition=partition, timestamp=timestamp,
@@ -169,6 +172,12 @@ class PartitionWriter:
                     producer.poll(0.05)
                 except KafkaException as exc:
                     err = exc.args[0]
+                    if err.code() == KafkaError._UNKNOWN_PARTITION and unknown_until is None:
+                        # A partition just added to the remote topic: refresh metadata, then retry for a while.
+                        unknown_until = time.monotonic() + UNKNOWN_PARTITION_WAIT_S
+                    if err.code() == KafkaError._UNKNOWN_PARTITION and time.monotonic() < unknown_until:
+                        producer.list_topics(remote, timeout=5)
+                        continue
                     raise PipelineError(
                         f"cannot write record {topic}-{partition}@{offset} to cluster '{self.target_alias}' "
                         f"topic '{remote}': {err.str()} ({err.name()}).{_hint(err.code(), self.target_alias)}"

@@ -45,6 +45,12 @@ def flow_policy(flow: FlowConfig) -> ReplicationPolicy:
                       source_alias=flow.source)
 
 
+def offset_syncs_topic(flow: FlowConfig) -> str:
+    """MM2's MirrorSourceConfig.offsetSyncsTopic: named after the cluster it does not live on."""
+    other = flow.target if flow.offset_syncs_topic_location == "source" else flow.source
+    return flow_policy(flow).offset_syncs_topic(other)
+
+
 def observe_plan(flow: FlowConfig, source: ClusterAdmin, target: ClusterAdmin) -> TopicPlan:
     """What a flow replicates and what the target needs first; reads both clusters, changes nothing."""
     source_topics, target_topics = source.topic_partitions(), target.topic_partitions()
@@ -149,7 +155,7 @@ class FlowRunner:
         flow, policy = self.flow, flow_policy(self.flow)
         if flow.emit_offset_syncs_enabled:
             admin = self.source if flow.offset_syncs_topic_location == "source" else self.target
-            self._create(admin, NewTopicSpec(policy.offset_syncs_topic(flow.target), 1,
+            self._create(admin, NewTopicSpec(offset_syncs_topic(flow), 1,
                                              flow.offset_syncs_topic_replication_factor, _COMPACT),
                          keys.OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR)
             alias = admin.alias
@@ -182,7 +188,8 @@ class FlowRunner:
         ids = self.source.topic_ids(list(plan.source_partitions))
         apply_plan(self.flow, self.target, plan)
         self.plan = plan
-        wanted = dict(plan.source_partitions)
+        # A topic deleted between the two calls has no id: it is left out until the next refresh.
+        wanted = {t: n for t, n in plan.source_partitions.items() if t in ids}
         changed_ids = [t for t in wanted if t in self.topic_ids and self.topic_ids[t] != ids.get(t)]
         if wanted == self.assignment and not changed_ids and self.query is not None and self.failure is None:
             return False
@@ -279,7 +286,7 @@ class FlowRunner:
 
     def _write_offset_syncs(self, summaries: list[PartitionSummary]) -> None:
         """Every pair the writer reported is exact; MM2's sync topic keys them by source topic-partition."""
-        topic = flow_policy(self.flow).offset_syncs_topic(self.flow.target)
+        topic = offset_syncs_topic(self.flow)
         records = [encode_offset_sync(OffsetSync(s.topic, s.partition, up, down))
                    for s in summaries for up, down in s.syncs]
         self._syncs_writer.write(topic, records)  # type: ignore[union-attr]

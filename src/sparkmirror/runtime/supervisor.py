@@ -179,7 +179,15 @@ class Supervisor:
         if not isinstance(result, Accepted):
             return
         self.config, diff = result.config, result.diff
-        new_flows = {f.name: f for f in result.config.enabled_flows(self.target_clusters)}
+        if diff.spark_changed:
+            logger.warning("spark.* settings changed (%s): they apply when the process restarts",
+                           ", ".join(diff.spark_keys))
+        try:
+            self._apply_diff(diff, {f.name: f for f in result.config.enabled_flows(self.target_clusters)})
+        except Exception as exc:  # noqa: BLE001 - the flows already running must keep running
+            logger.error("applying the new configuration failed: %s", exc)
+
+    def _apply_diff(self, diff, new_flows: dict[str, FlowConfig]) -> None:  # noqa: ANN001 - config.diff.ConfigDiff
         for name in diff.removed:
             logger.info("flow %s removed by the new configuration; stopping it", name)
             self.scheduler.cancel(f"{name}: ")
@@ -191,12 +199,15 @@ class Supervisor:
                 self.scheduler.cancel(f"{name}: ")
                 runner.stop()
                 self.flows[name] = self._runner(new_flows[name])
-                self._start_runner(self.flows[name])
+                self._start_quietly(self.flows[name])
             else:
                 runner.flow = new_flows[name]
                 self._schedule(runner)
                 if runner.failure is None:
-                    runner.refresh()  # a filter change takes effect now, not at the next refresh
+                    try:
+                        runner.refresh()  # a filter change takes effect now, not at the next refresh
+                    except Exception as exc:  # noqa: BLE001 - the scheduled refresh retries
+                        logger.error("flow %s: applying its new topics failed: %s", name, exc)
         for name in diff.added:
             self.flows[name] = self._runner(new_flows[name])
             try:
@@ -205,7 +216,17 @@ class Supervisor:
                 self.flows[name].failure = str(exc)
                 logger.error("flow %s cannot start: %s", name, exc)
                 continue
-            self._start_runner(self.flows[name])
+            self._start_quietly(self.flows[name])
+
+    def _start_quietly(self, runner: FlowRunner) -> None:
+        """Start a flow while others run: its failure is the flow's, not the process's."""
+        try:
+            runner.start()
+        except Exception as exc:  # noqa: BLE001
+            runner.failure = str(exc)
+            logger.error("flow %s failed to start: %s", runner.flow.name, exc)
+            return
+        self._schedule(runner)
 
     # -- stop ------------------------------------------------------------------------------------------
     def stop(self) -> None:

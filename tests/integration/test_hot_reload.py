@@ -1,0 +1,157 @@
+"""Hot reload of the properties file while flows run: the watcher, `request_reload()`, valid and invalid edits."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+
+from confluent_kafka import TIMESTAMP_CREATE_TIME
+
+from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
+from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.kafka.records import produce, read_all
+from sparkmirror.model import KafkaRecord
+
+from .conftest import count_records, wait_until
+
+FLOW = "A->B"
+FAST = "refresh.topics.interval.seconds = 1\nsync.topic.configs.enabled = false\nemit.heartbeats.enabled = false\n"
+PICKUP_DEADLINE_S = 90.0  # the watcher notices within two polls (1 s each); the flow then restarts its query
+TRANSFER_TIMEOUT_S = 90.0
+
+
+def records(tag: str, n: int, partitions: int = 1) -> list[KafkaRecord]:
+    now = int(time.time() * 1000)
+    return [KafkaRecord(i % partitions, -1, f"k{i}".encode(), f"{tag}-{i}".encode(), (), TIMESTAMP_CREATE_TIME,
+                        now) for i in range(n)]
+
+
+class SteadyProducer:
+    """Writes a few records every 20 ms, each value distinct, until stopped; counts what it wrote."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
+        self.bootstrap, self.topic, self.partitions, self.written = bootstrap, topic, partitions, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.written += produce(self.bootstrap, self.topic, records(f"steady{self.written}", 4, self.partitions))
+            time.sleep(0.02)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join(30)
+        return self.written
+
+
+def properties_text(clusters, flow_lines: str) -> str:
+    return (f"clusters = A, B\nA.bootstrap.servers = {clusters.source}\nB.bootstrap.servers = {clusters.target}\n"
+            f"{flow_lines}{SINGLE_BROKER}{FAST}")
+
+
+def rewrite(path: Path, text: str) -> float:
+    """Replace the file's content atomically, as an editor or a config-management tool does; returns when."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return time.monotonic()
+
+
+def errors_logged(caplog, *fragments: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.levelno == logging.ERROR and all(f in r.getMessage() for f in fragments)]
+
+
+def test_edits_widen_a_running_flow_invalid_ones_are_rejected_and_disabling_stops_it(
+        clusters, create_topic, running, tmp_path, unique, caplog):
+    a, b = f"reload-{unique}-a", f"reload-{unique}-b"
+    create_topic("A", a, 2)
+    create_topic("A", b, 1)
+    produce(clusters.source, b, records("b", 50))
+    path = tmp_path / "mm2.properties"
+    path.write_text(properties_text(clusters, f"{FLOW}.enabled = true\n{FLOW}.topics = {a}\n"))
+    producer = SteadyProducer(clusters.source, a, 2)
+    try:
+        with caplog.at_level(logging.INFO, logger="sparkmirror"), running(path, watch=True) as supervisor:
+            wait_until(lambda: count_records(clusters.target, f"A.{a}") > 0, TRANSFER_TIMEOUT_S, "topic a to flow")
+            assert f"A.{b}" not in ClusterAdmin("B", {"bootstrap.servers": clusters.target}).topic_partitions()
+
+            # A valid edit: widen the topics; b joins the running flow.
+            edited_at = rewrite(path, properties_text(clusters, f"{FLOW}.enabled = true\n"
+                                                                f"{FLOW}.topics = reload-{unique}-.*\n"))
+            wait_until(lambda: count_records(clusters.target, f"A.{b}") > 0, PICKUP_DEADLINE_S,
+                       "the first record of b after widening the topics")
+            pickup_s = time.monotonic() - edited_at
+            wait_until(lambda: count_records(clusters.target, f"A.{b}") == 50, TRANSFER_TIMEOUT_S, "all of b")
+            runner = supervisor.flows[FLOW]
+            assert b in runner.assignment and a in runner.assignment
+            assert runner.failure is None
+            restart = runner.restarts[-1]
+            print(f"\nhot reload: first record of b on the target {pickup_s:.1f} s after the edit (watcher poll "
+                  f"1 s); query restart: stop {restart.stopped_s:.2f} s + start {restart.started_s:.2f} s")
+
+            # Invalid edits: each is rejected and logged; the flow keeps running with the last good config.
+            restarts, assignment = len(runner.restarts), dict(runner.assignment)
+            for flow_lines, problem in ((f"{FLOW}.enabled = true\n{FLOW}.topics = [unclosed\n", "[unclosed"),
+                                        (f"{FLOW}.enabled = true\n{FLOW}.topics = reload-{unique}-.*\n"
+                                         f"A->C.enabled = true\n", "'C'")):
+                before = count_records(clusters.target, f"A.{a}")
+                rewrite(path, properties_text(clusters, flow_lines))
+                wait_until(lambda p=problem: errors_logged(caplog, "rejected", p), PICKUP_DEADLINE_S,
+                           f"the rejection naming {problem} to be logged at ERROR")
+                wait_until(lambda n=before: count_records(clusters.target, f"A.{a}") > n + 100, TRANSFER_TIMEOUT_S,
+                           "topic a to keep flowing after an invalid edit")
+                assert supervisor.flows[FLOW] is runner and runner.failure is None
+                assert len(runner.restarts) == restarts, "a rejected edit must not restart the flow"
+                assert runner.assignment == assignment
+            print(f"rejections logged: {errors_logged(caplog, 'rejected')}")
+
+            # Every record of a arrived exactly once, across the restart the widening caused.
+            written = producer.stop()
+            wait_until(lambda: count_records(clusters.target, f"A.{a}") >= written, TRANSFER_TIMEOUT_S,
+                       "every record of a")
+            time.sleep(1)
+            assert count_records(clusters.target, f"A.{a}") == written, "no record of a may be duplicated"
+            values = [r.value for rs in read_all(clusters.target, f"A.{a}", 2).values() for r in rs]
+            assert len(set(values)) == len(values) == written
+
+            # A valid edit disabling the flow stops it.
+            rewrite(path, properties_text(clusters, f"{FLOW}.enabled = false\n{FLOW}.topics = reload-{unique}-.*\n"))
+            wait_until(lambda: FLOW not in supervisor.flows, PICKUP_DEADLINE_S, "the disabled flow to stop")
+            wait_until(lambda: runner.query is None, 60, "the disabled flow's query to stop")  # popped, then stopped
+    finally:
+        producer.stop()
+
+
+def test_request_reload_applies_an_edit_without_the_file_watcher(clusters, create_topic, running, tmp_path, unique,
+                                                                  caplog):
+    a, c = f"reload-{unique}-a", f"reload-{unique}-c"
+    create_topic("A", a, 1)
+    create_topic("A", c, 1)
+    produce(clusters.source, a, records("a", 10))
+    produce(clusters.source, c, records("c", 20))
+    path = tmp_path / "mm2.properties"
+    path.write_text(properties_text(clusters, f"{FLOW}.enabled = true\n{FLOW}.topics = {a}\n"))
+    with caplog.at_level(logging.INFO, logger="sparkmirror"), running(path, watch=True) as supervisor:
+        wait_until(lambda: count_records(clusters.target, f"A.{a}") == 10, TRANSFER_TIMEOUT_S, "topic a")
+        # Only request_reload (what SIGHUP calls) may apply the edit: stop the polling watcher first.
+        supervisor._watcher.stop()
+        rewrite(path, properties_text(clusters, f"{FLOW}.enabled = true\n{FLOW}.topics = {a}, {c}\n"))
+        time.sleep(3)  # longer than the watcher would need
+        assert c not in supervisor.flows[FLOW].assignment, "nothing may apply the edit before request_reload"
+
+        requested_at = time.monotonic()
+        supervisor.request_reload()
+        wait_until(lambda: c in supervisor.flows[FLOW].assignment, 30, "request_reload to apply the edit")
+        wait_until(lambda: count_records(clusters.target, f"A.{c}") == 20, TRANSFER_TIMEOUT_S, "topic c")
+        print(f"\nrequest_reload: topic c's records on the target {time.monotonic() - requested_at:.1f} s after "
+              f"the request")
+        assert supervisor.flows[FLOW].failure is None
+    assert any(f"flow {FLOW}: topics changed" in r.getMessage() and "applied live" in r.getMessage()
+               for r in caplog.records), "the applied change must be logged"
+    assert count_records(clusters.target, f"A.{a}") == 10, "the restart must not copy a again"
