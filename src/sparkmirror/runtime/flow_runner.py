@@ -116,6 +116,7 @@ class FlowRunner:
         self._sink = None
         self._generation = 0
         self._idle_logged = False
+        self._stopped = False  # set by stop(): nothing may start a query afterwards
         self._lock = threading.Lock()  # positions: written by Spark's callback thread, read at restarts
         self._positions: dict[str, pos.TopicPosition] | None = self._load_positions()
         self._syncs_writer: InternalTopicWriter | None = None
@@ -184,6 +185,8 @@ class FlowRunner:
 
         Returns whether the query was (re)started.
         """
+        if self._stopped:
+            return False
         plan = observe_plan(self.flow, self.source, self.target)
         ids = self.source.topic_ids(list(plan.source_partitions))
         apply_plan(self.flow, self.target, plan)
@@ -209,6 +212,8 @@ class FlowRunner:
     def _restart(self, wanted: dict[str, int], ids: dict[str, str | None], reason: str) -> None:
         began = time.monotonic()
         self._stop_query()
+        if self._stopped:
+            return
         stopped = time.monotonic()
         watermarks = {t: self.source.watermarks(t, n) for t, n in wanted.items()}
         reset = options.reset_policy(self.flow.source_consumer, self.flow.source_consumer.origin)
@@ -265,6 +270,7 @@ class FlowRunner:
             self.query = None
 
     def stop(self) -> None:
+        self._stopped = True
         self._stop_query()
         for writer in (self._syncs_writer, self._heartbeats_writer):
             if writer is not None:

@@ -39,8 +39,10 @@ class Scheduler:
     def names(self) -> list[str]:
         return sorted(self._jobs)
 
-    def run_due(self) -> None:
+    def run_due(self, should_stop: Callable[[], bool] = lambda: False) -> None:
         for job in list(self._jobs.values()):
+            if should_stop():
+                return
             if self._clock() < job.due or self._jobs.get(job.name) is not job:
                 continue
             try:

@@ -136,8 +136,8 @@ class Supervisor:
             if self.until_caught_up and active == 0:
                 return
             if not self.until_caught_up:
-                self.scheduler.run_due()
-                if self._reload_requested.is_set():
+                self.scheduler.run_due(self._stop.is_set)
+                if self._reload_requested.is_set() and not self._stop.is_set():
                     self._reload_requested.clear()
                     self._apply_reload()
             self._stop.wait(poll_s)

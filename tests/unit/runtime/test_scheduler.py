@@ -31,3 +31,14 @@ def test_cancel_drops_a_flows_jobs_only():
         scheduler.every(name, 1, lambda: None)
     scheduler.cancel("A->B: ")
     assert scheduler.names() == ["B->A: refresh topics"]
+
+
+def test_a_stop_request_ends_the_round_before_the_next_job():
+    clock, runs = Clock(), []
+    scheduler = Scheduler(clock)
+    stop = []
+    scheduler.every("a", 1, lambda: (runs.append("a"), stop.append(True)))
+    scheduler.every("b", 1, lambda: runs.append("b"))
+    clock.now = 1
+    scheduler.run_due(lambda: bool(stop))
+    assert runs == ["a"]
