@@ -17,6 +17,8 @@ from sparkmirror.model import KafkaRecord, NewTopicSpec
 
 from .conftest import cli_command
 
+ONLY_OWN_TOPICS = "heartbeats.replication.enabled = false\n"  # shared clusters: see tests/integration
+
 RECORDS = 30_000
 PARTITIONS = 3
 KILL_WINDOW_S = 180
@@ -26,7 +28,7 @@ UNREACHABLE_LIMIT_S = 30
 
 def write_config(path, source: str, target: str, topics: str, extra: str = "") -> str:
     path.write_text(f"clusters = A, B\nA.bootstrap.servers = {source}\nB.bootstrap.servers = {target}\n"
-                    f"A->B.enabled = true\nA->B.topics = {topics}\n{SINGLE_BROKER}{extra}")
+                    f"A->B.enabled = true\nA->B.topics = {topics}\n{SINGLE_BROKER}{ONLY_OWN_TOPICS}{extra}")
     return str(path)
 
 

@@ -33,6 +33,11 @@ def create_topic(clusters):
     return create
 
 
+# The test clusters are shared: without this, A's `heartbeats` topic (written by other tests' B->A flows)
+# would join every A->B flow, since MM2 replicates heartbeats whatever `topics` says.
+ONLY_OWN_TOPICS = "heartbeats.replication.enabled = false\n"
+
+
 @pytest.fixture
 def mm2_properties(clusters, tmp_path):
     """Write an A->B properties file for the test clusters replicating `topics`; returns its path."""
@@ -40,7 +45,7 @@ def mm2_properties(clusters, tmp_path):
         path: Path = tmp_path / "mm2.properties"
         path.write_text(f"clusters = A, B\nA.bootstrap.servers = {clusters.source}\n"
                         f"B.bootstrap.servers = {clusters.target}\nA->B.enabled = true\n"
-                        f"A->B.topics = {topics}\n{SINGLE_BROKER}{extra}")
+                        f"A->B.topics = {topics}\n{SINGLE_BROKER}{ONLY_OWN_TOPICS}{extra}")
         return path
     return write
 
