@@ -8,11 +8,13 @@ import time
 from pathlib import Path
 
 import pytest
+from confluent_kafka import TIMESTAMP_CREATE_TIME
 
 from sparkmirror.config.mm2 import load_config
 from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.model import NewTopicSpec
+from sparkmirror.kafka.records import produce
+from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.runtime.supervisor import Supervisor
 
 
@@ -123,3 +125,32 @@ def count_records(bootstrap: str, topic: str) -> int:
     if partitions is None:
         return 0
     return sum(high - low for low, high in admin.watermarks(topic, partitions).values())
+
+
+def records(tag: str, n: int, partitions: int = 1) -> list[KafkaRecord]:
+    """`n` records with distinct values `<tag>-<i>`, spread round-robin over `partitions`, stamped now."""
+    now = int(time.time() * 1000)
+    return [KafkaRecord(i % partitions, -1, f"k{i}".encode(), f"{tag}-{i}".encode(), (), TIMESTAMP_CREATE_TIME,
+                        now) for i in range(n)]
+
+
+class SteadyProducer:
+    """Writes `per_round` records every 20 ms, each value distinct, until stopped; counts what it wrote."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int = 1, per_round: int = 5) -> None:
+        self.bootstrap, self.topic, self.partitions, self.per_round = bootstrap, topic, partitions, per_round
+        self.written = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.written += produce(self.bootstrap, self.topic,
+                                    records(f"steady{self.written}", self.per_round, self.partitions))
+            time.sleep(0.02)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join(30)
+        return self.written

@@ -4,49 +4,19 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from pathlib import Path
-
-from confluent_kafka import TIMESTAMP_CREATE_TIME
 
 from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.records import produce, read_all
-from sparkmirror.model import KafkaRecord
 
-from .conftest import count_records, wait_until
+from .conftest import SteadyProducer, count_records, records, wait_until
 
 FLOW = "A->B"
 FAST = "refresh.topics.interval.seconds = 1\nsync.topic.configs.enabled = false\nemit.heartbeats.enabled = false\n"
 PICKUP_DEADLINE_S = 90.0  # the watcher notices within two polls (1 s each); the flow then restarts its query
 TRANSFER_TIMEOUT_S = 90.0
-
-
-def records(tag: str, n: int, partitions: int = 1) -> list[KafkaRecord]:
-    now = int(time.time() * 1000)
-    return [KafkaRecord(i % partitions, -1, f"k{i}".encode(), f"{tag}-{i}".encode(), (), TIMESTAMP_CREATE_TIME,
-                        now) for i in range(n)]
-
-
-class SteadyProducer:
-    """Writes a few records every 20 ms, each value distinct, until stopped; counts what it wrote."""
-
-    def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
-        self.bootstrap, self.topic, self.partitions, self.written = bootstrap, topic, partitions, 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.written += produce(self.bootstrap, self.topic, records(f"steady{self.written}", 4, self.partitions))
-            time.sleep(0.02)
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join(30)
-        return self.written
 
 
 def properties_text(clusters, flow_lines: str) -> str:
@@ -75,7 +45,7 @@ def test_edits_widen_a_running_flow_invalid_ones_are_rejected_and_disabling_stop
     produce(clusters.source, b, records("b", 50))
     path = tmp_path / "mm2.properties"
     path.write_text(properties_text(clusters, f"{FLOW}.enabled = true\n{FLOW}.topics = {a}\n"))
-    producer = SteadyProducer(clusters.source, a, 2)
+    producer = SteadyProducer(clusters.source, a, 2, per_round=4)
     try:
         with caplog.at_level(logging.INFO, logger="sparkmirror"), running(path, watch=True) as supervisor:
             wait_until(lambda: count_records(clusters.target, f"A.{a}") > 0, TRANSFER_TIMEOUT_S, "topic a to flow")

@@ -9,7 +9,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.offsets.codec import decode_offset_sync
 
-from .test_topic_lifecycle import records
+from .conftest import records
 
 SYNCS_TOPIC = "mm2-offset-syncs.B.internal"
 

@@ -12,16 +12,10 @@ from confluent_kafka.admin import AdminClient, NewPartitions
 from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import KafkaRecord
 
-from .conftest import count_records, wait_until
+from .conftest import SteadyProducer, count_records, records, wait_until
 
 FAST = ("refresh.topics.interval.seconds = 1\nsync.topic.configs.enabled = false\n"
         "emit.heartbeats.enabled = false\n")
-
-
-def records(tag: str, n: int, partitions: int = 1) -> list[KafkaRecord]:
-    now = int(time.time() * 1000)
-    return [KafkaRecord(i % partitions, -1, f"k{i}".encode(), f"{tag}-{i}".encode(), (), TIMESTAMP_CREATE_TIME,
-                        now) for i in range(n)]
 
 
 class ArrivalClock:
@@ -51,26 +45,6 @@ class ArrivalClock:
         self._stop.set()
         self._thread.join(5)
         self._consumer.close()
-
-
-class SteadyProducer:
-    """Writes one record every 20 ms to a topic until stopped; counts what it wrote."""
-
-    def __init__(self, bootstrap: str, topic: str) -> None:
-        self.bootstrap, self.topic, self.written = bootstrap, topic, 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.written += produce(self.bootstrap, self.topic, records(f"steady{self.written}", 5))
-            time.sleep(0.02)
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join(30)
-        return self.written
 
 
 def test_new_topics_and_partitions_join_a_running_flow_without_stopping_the_others(

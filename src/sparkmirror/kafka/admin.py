@@ -93,14 +93,20 @@ class ClusterAdmin:
             raise AdminOperationError(self.alias, "list topics", _describe(exc)) from None
         return {name: len(t.partitions) for name, t in metadata.topics.items() if t.error is None}
 
-    def create_topics(self, specs: list[NewTopicSpec]) -> dict[str, Exception | None]:
-        """Create topics; per-topic results, an existing topic counting as success."""
+    def create_topics(self, specs: list[NewTopicSpec],
+                      replication_factor_key: str = "replication.factor") -> dict[str, Exception | None]:
+        """Create topics; per-topic results, an existing topic counting as success.
+
+        `replication_factor_key` is the MM2 setting that chose the specs' replication factor, named in the
+        hint when the cluster has fewer brokers.
+        """
         if not specs:
             return {}
         new = [NewTopic(s.name, num_partitions=s.partitions, replication_factor=s.replication_factor,
                         config=dict(s.configs)) for s in specs]
         futures = self._admin.create_topics(new, operation_timeout=CALL_TIMEOUT_S, request_timeout=CALL_TIMEOUT_S)
-        return self._per_topic(futures, "create topic", ok_codes=(KafkaError.TOPIC_ALREADY_EXISTS,))
+        return self._per_topic(futures, "create topic", ok_codes=(KafkaError.TOPIC_ALREADY_EXISTS,),
+                               replication_factor_key=replication_factor_key)
 
     def topic_config_values(self, topics: list[str], key: str) -> dict[str, str]:
         """One config value (e.g. max.message.bytes) of each topic, as the broker reports it."""
@@ -187,7 +193,8 @@ class ClusterAdmin:
         return self._per_topic(futures, "add partitions to")
 
     def _per_topic(self, futures: Mapping[str, Future[None]], operation: str,
-                   ok_codes: tuple[int, ...] = (), auth_hint: str = "") -> dict[str, Exception | None]:
+                   ok_codes: tuple[int, ...] = (), auth_hint: str = "",
+                   replication_factor_key: str = "replication.factor") -> dict[str, Exception | None]:
         """Wait for per-topic futures: None where it worked, an error naming topic and cluster otherwise.
 
         `auth_hint` (with `{topic}` filled in) replaces the default hint when authorization fails.
@@ -200,7 +207,8 @@ class ClusterAdmin:
             except KafkaException as exc:
                 err = exc.args[0] if exc.args else None
                 ok = isinstance(err, KafkaError) and err.code() in ok_codes
-                hint = auth_hint.format(topic=name) if auth_hint and _is_authorization_failure(err) else _hint(exc)
+                hint = auth_hint.format(topic=name) if auth_hint and _is_authorization_failure(err) else _hint(
+                    exc, replication_factor_key)
                 results[name] = None if ok else AdminOperationError(
                     self.alias, f"{operation} '{name}'", _describe(exc), hint)
         return results
@@ -263,11 +271,11 @@ def _describe(exc: KafkaException) -> str:
     return str(exc)
 
 
-def _hint(exc: KafkaException) -> str:
+def _hint(exc: KafkaException, replication_factor_key: str = "replication.factor") -> str:
     err = exc.args[0] if exc.args else None
     if isinstance(err, KafkaError) and err.code() == KafkaError.INVALID_REPLICATION_FACTOR:
-        return ("Set 'replication.factor' (or '<source>-><target>.replication.factor') in the properties "
-                "file to at most the number of brokers of the target cluster, or -1 for the broker default")
+        return (f"Set '{replication_factor_key}' (or '<source>-><target>.{replication_factor_key}') in the "
+                f"properties file to at most the number of brokers of this cluster, or -1 for the broker default")
     if isinstance(err, KafkaError) and err.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED,
                                                        KafkaError.CLUSTER_AUTHORIZATION_FAILED):
         return "Grant this principal CREATE on the target cluster, or create the topic beforehand"

@@ -170,15 +170,9 @@ class FlowRunner:
                 flow.heartbeats_producer, "producer", flow.heartbeats_producer.origin))
 
     def _create(self, admin: ClusterAdmin, spec: NewTopicSpec, rf_key: str) -> None:
-        error = admin.create_topics([spec]).get(spec.name)
-        if error is None:
-            return
-        if "replication factor" in str(error).lower() or "INVALID_REPLICATION_FACTOR" in str(error):
-            raise AdminOperationError(admin.alias, f"create internal topic '{spec.name}'",
-                                      f"replication factor {spec.replication_factor} is more than the cluster has "
-                                      f"brokers", f"Set '{rf_key}' (default 3) to at most the number of brokers "
-                                      f"of cluster '{admin.alias}'") from None
-        raise error
+        error = admin.create_topics([spec], replication_factor_key=rf_key).get(spec.name)
+        if error is not None:
+            raise error
 
     def refresh(self) -> bool:
         """Re-read the source's topics; on any change of the replicated partition set, restart the query.

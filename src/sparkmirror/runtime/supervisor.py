@@ -18,7 +18,7 @@ from sparkmirror.control.topics import TopicPlan
 from sparkmirror.errors import PipelineError
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.clients import librdkafka_settings
-from sparkmirror.runtime.flow_runner import FlowRunner, apply_plan, observe_plan
+from sparkmirror.runtime.flow_runner import FlowRunner, observe_plan
 from sparkmirror.runtime.scheduler import Scheduler
 
 logger = logging.getLogger(__name__)
@@ -83,26 +83,25 @@ class Supervisor:
         """What a flow replicates and what the target needs first; reads both clusters, changes nothing."""
         return observe_plan(flow, *self._flow_admins(flow))
 
-    def prepare_topics(self, flow: FlowConfig) -> TopicPlan:
-        plan = self.plan_flow(flow)
-        apply_plan(flow, self._flow_admins(flow)[1], plan)
-        return plan
-
     # -- run -----------------------------------------------------------------------------------------
     def start(self) -> None:
         """Check clusters, then start every flow; a flow whose start fails is reported, the others run."""
         self.check_clusters()
-        errors = [e for e in (self._start_runner(r) for r in list(self.flows.values())) if e is not None]
+        alone = len(self.flows) == 1
+        errors = [e for e in (self._start_runner(r, raise_error=alone) for r in list(self.flows.values()))
+                  if e is not None]
         if errors and len(errors) == len(self.flows):
-            raise errors[0]
+            raise errors[0]  # nothing would run: the first cause is the process's error
         if self.config_path is not None and not self.until_caught_up:
             self._watch(self.config_path)
 
-    def _start_runner(self, runner: FlowRunner) -> Exception | None:
+    def _start_runner(self, runner: FlowRunner, raise_error: bool = False) -> Exception | None:
+        """Start one flow and its jobs; a failure is the flow's (logged, returned), not the process's,
+        unless `raise_error` (the process's only flow at start-up)."""
         try:
             runner.start()
         except Exception as exc:  # noqa: BLE001 - one flow's failure must not stop the others
-            if len(self.flows) == 1:
+            if raise_error:
                 raise
             runner.failure = str(exc)
             logger.error("flow %s failed to start: %s", runner.flow.name, exc)
@@ -199,7 +198,7 @@ class Supervisor:
                 self.scheduler.cancel(f"{name}: ")
                 runner.stop()
                 self.flows[name] = self._runner(new_flows[name])
-                self._start_quietly(self.flows[name])
+                self._start_runner(self.flows[name])
             else:
                 runner.flow = new_flows[name]
                 self._schedule(runner)
@@ -216,17 +215,7 @@ class Supervisor:
                 self.flows[name].failure = str(exc)
                 logger.error("flow %s cannot start: %s", name, exc)
                 continue
-            self._start_quietly(self.flows[name])
-
-    def _start_quietly(self, runner: FlowRunner) -> None:
-        """Start a flow while others run: its failure is the flow's, not the process's."""
-        try:
-            runner.start()
-        except Exception as exc:  # noqa: BLE001
-            runner.failure = str(exc)
-            logger.error("flow %s failed to start: %s", runner.flow.name, exc)
-            return
-        self._schedule(runner)
+            self._start_runner(self.flows[name])
 
     # -- stop ------------------------------------------------------------------------------------------
     def stop(self) -> None:
