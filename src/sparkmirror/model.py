@@ -31,7 +31,8 @@ class PartitionSummary:
     """What one task wrote for one source partition in one micro-batch.
 
     `sync_upstream[i]`/`sync_downstream[i]` pair a record's upstream offset with the offset the target
-    assigned to it (taken from delivery reports): each pair is an exact offset sync. `next_upstream` is
+    assigned to it (taken from delivery reports): each pair is an exact offset sync. `sync_runs[i]` says
+    whether the records up to the next sync were all replicated one after the other. `next_upstream` is
     one past the last offset read, including records skipped because the target already had them.
     """
 
@@ -44,6 +45,7 @@ class PartitionSummary:
     next_upstream: int
     sync_upstream: tuple[int, ...] = ()
     sync_downstream: tuple[int, ...] = ()
+    sync_runs: tuple[bool, ...] = ()  # per sync: every record up to the next sync was replicated contiguously
 
     @property
     def syncs(self) -> list[tuple[int, int]]:

@@ -92,9 +92,10 @@ def running(spark, tmp_path):
     started: list[tuple[Supervisor, threading.Thread, list[BaseException]]] = []
 
     @contextlib.contextmanager
-    def run(path: Path, targets: tuple[str, ...] | None = None, watch: bool = False):
-        supervisor = Supervisor(load_config(path), tmp_path / f"state-{len(started)}", target_clusters=targets,
-                                config_path=path if watch else None)
+    def run(path: Path, targets: tuple[str, ...] | None = None, watch: bool = False,
+            state_dir: Path | None = None):
+        supervisor = Supervisor(load_config(path), state_dir or tmp_path / f"state-{len(started)}",
+                                target_clusters=targets, config_path=path if watch else None)
         errors: list[BaseException] = []
         supervisor.start()
 
@@ -154,3 +155,50 @@ class SteadyProducer:
         self._stop.set()
         self._thread.join(30)
         return self.written
+
+
+# -- consumer groups -----------------------------------------------------------------------------------------
+
+def partition_values(bootstrap: str, topic: str, partition: int) -> list[tuple[int, bytes]]:
+    """(offset, value) of every record of one partition, as a read_committed consumer sees them."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: PLC0415
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.time_ns()}",
+                         "enable.auto.commit": "false", "isolation.level": "read_committed"})
+    try:
+        _, end = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+        consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
+        out: list[tuple[int, bytes]] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            position = consumer.position([TopicPartition(topic, partition)])[0].offset
+            if position >= end:
+                break
+            for msg in consumer.consume(500, timeout=0.5):
+                if not msg.error():
+                    out.append((msg.offset(), msg.value()))
+        return out
+    finally:
+        consumer.close()
+
+
+def commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
+    """Commit offsets for a group, as a consumer that processed everything before them would."""
+    from confluent_kafka import Consumer, TopicPartition  # noqa: PLC0415
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": "false"})
+    try:
+        consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def committed(bootstrap: str, group: str, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    from confluent_kafka import Consumer, TopicPartition  # noqa: PLC0415
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": "false"})
+    try:
+        return {(tp.topic, tp.partition): tp.offset
+                for tp in consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)}
+    finally:
+        consumer.close()

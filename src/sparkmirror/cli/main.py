@@ -230,6 +230,85 @@ def run(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...
     _guard(action, obj["traceback"])
 
 
+def _offsets_options(command: Callable) -> Callable:
+    for decorator in reversed([
+        click.option("--config", "config_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+                     help="The MM2 properties file."),
+        click.option("--group", required=True, help="The consumer group."),
+        click.option("--from", "source", required=True, metavar="ALIAS", help="The cluster the group consumes from."),
+        click.option("--to", "target", required=True, metavar="ALIAS", help="The cluster it moves to."),
+        click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table."),
+    ]):
+        command = decorator(command)
+    return command
+
+
+def _print_translation(plan, as_json: bool) -> None:  # noqa: ANN001 - client.OffsetTranslation
+    from sparkmirror.cli import render  # noqa: PLC0415
+
+    if as_json:
+        import json  # noqa: PLC0415
+
+        click.echo(json.dumps(plan.to_json(), indent=2))
+        return
+    for warning in plan.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    for line in render.offset_translation(plan):
+        click.echo(line)
+
+
+@cli.group()
+def offsets() -> None:
+    """Consumer group offsets across clusters."""
+
+
+@offsets.command("translate")
+@_offsets_options
+@click.pass_obj
+def offsets_translate(obj: dict[str, bool], config_file: Path, group: str, source: str, target: str,
+                      as_json: bool) -> None:
+    """Per partition: the group's committed offset on --from, where it resumes on --to, the lag there."""
+
+    def action() -> int:
+        from sparkmirror import client  # noqa: PLC0415
+
+        _print_translation(client.translate_offsets(_load(config_file, ())[0], group, source, target), as_json)
+        return ExitStatus.SUCCESS
+
+    _guard(action, obj["traceback"])
+
+
+def _move_command(name: str, doc: str) -> None:
+    @cli.command(name, help=doc)
+    @_offsets_options
+    @click.option("--apply", is_flag=True, help="Commit the offsets on --to (default: only show the plan).")
+    @click.option("--allow-untranslated", is_flag=True,
+                  help="Apply even if some partitions cannot be translated (they start at auto.offset.reset).")
+    @click.pass_obj
+    def command(obj: dict[str, bool], config_file: Path, group: str, source: str, target: str, as_json: bool,
+                apply: bool, allow_untranslated: bool) -> None:
+        def action() -> int:
+            from sparkmirror import client  # noqa: PLC0415
+
+            move = getattr(client, name)
+            plan = move(_load(config_file, ())[0], group, source, target, apply=apply,
+                        allow_untranslated=allow_untranslated)
+            _print_translation(plan, as_json)
+            if not as_json:
+                click.echo(f"committed on '{target}' for group '{group}'" if plan.applied
+                           else "dry run: nothing changed; add --apply to commit these offsets")
+            return ExitStatus.SUCCESS
+
+        _guard(action, obj["traceback"])
+
+
+_move_command("failover", "Move consumer group --group from cluster --from (possibly down) to --to: show where "
+                          "each partition resumes, what it re-reads and what was not replicated; --apply commits "
+                          "the offsets on --to, refusing while the group has active members there.")
+_move_command("failback", "Return consumer group --group from --from (where it failed over to) to the recovered "
+                          "cluster --to, through the reverse of the flow that copied its topics; --apply commits.")
+
+
 @cli.command()
 @click.option("--records", default=200_000, show_default=True, help="Records to produce on cluster A.")
 @click.option("--partitions", default=6, show_default=True, help="Partitions of the demo topic.")

@@ -83,3 +83,22 @@ def topic_plan(flow: FlowConfig, plan: TopicPlan) -> list[str]:
     if not plan.remote_topics:
         lines.append(f"  (no topic on {flow.source} matches; run waits for one)")
     return lines
+
+
+def _cell(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+def offset_translation(plan) -> list[str]:  # noqa: ANN001 - client.OffsetTranslation (cli imports it lazily)
+    """One line per partition: where the group resumes, the lag there, re-reads and unreplicated offsets."""
+    lines = [f"group {plan.group}: {plan.source} -> {plan.target} ({plan.method})"]
+    header = ("topic", "partition", "committed", "resumes at", "offset", "lag", "re-read", "unreplicated", "status")
+    rows = [header] + [(p.topic, str(p.partition), str(p.upstream_offset), _cell(p.remote_topic),
+                        _cell(p.downstream_offset), _cell(p.lag), "?" if p.reread is None else str(p.reread),
+                        _cell(p.unreplicated), p.status) for p in plan.partitions]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines += [f"  {p.topic}-{p.partition}: {p.note}" for p in plan.partitions if p.note]
+    if not plan.partitions:
+        lines.append("  (no committed offsets to translate)")
+    return lines

@@ -92,8 +92,8 @@ DEFAULT_ADMIN_TIMEOUT_MS = 60_000
 # (enabled, interval seconds) of each periodic job, MM2's defaults.
 DEFAULT_SCHEDULES = {
     EMIT_HEARTBEATS: (True, 1),
-    EMIT_CHECKPOINTS: (True, 60),
-    SYNC_GROUP_OFFSETS: (False, 60),
+    EMIT_CHECKPOINTS: (True, 5),  # MM2: 60 s; a failover loses sight of up to one interval of commits
+    SYNC_GROUP_OFFSETS: (False, 5),  # MM2: 60 s
     SYNC_TOPIC_CONFIGS: (True, 600),
     SYNC_TOPIC_ACLS: (True, 600),
     REFRESH_TOPICS: (True, 5),  # MM2: 600 s; new topics should not wait ten minutes

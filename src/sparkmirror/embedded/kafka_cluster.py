@@ -225,8 +225,13 @@ class LocalKafkaCluster:
         if fmt.returncode != 0:
             raise EmbeddedSetupError(f"formatting storage of local cluster '{self.name}' failed:\n"
                                      f"{fmt.stdout}{fmt.stderr}")
-        out = open(self.dir / "logs" / "stdout.log", "wb")  # noqa: SIM115 - owned by the process
-        self._proc = subprocess.Popen(self._java("kafka.Kafka", str(config), heap=self.heap),
+        self._launch()
+
+    def _launch(self) -> None:
+        """Start the broker on the formatted folder; its output is appended to logs/stdout.log."""
+        assert self.dir is not None
+        out = open(self.dir / "logs" / "stdout.log", "ab")  # noqa: SIM115 - owned by the process
+        self._proc = subprocess.Popen(self._java("kafka.Kafka", str(self.dir / "server.properties"), heap=self.heap),
                                       stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         out.close()
 
@@ -272,8 +277,26 @@ class LocalKafkaCluster:
             os.killpg(self._proc.pid, signal.SIGKILL)
             self._proc.wait()
 
-    def stop(self) -> None:
-        """Stop the broker (SIGTERM, then SIGKILL) and remove its folder unless keep_logs."""
+    def restart(self, timeout_s: float = START_TIMEOUT_S) -> LocalKafkaCluster:
+        """Relaunch the broker on its folder, config and ports (no formatting: the data stays), then wait_ready.
+
+        For after kill() (a crash) or a stop() with keep_logs; a broker still running is stopped first.
+        """
+        if self.dir is None or not (self.dir / "server.properties").is_file():
+            raise EmbeddedSetupError(f"local cluster '{self.name}' cannot restart: its folder is gone (never "
+                                     "started, or stopped without keep_logs). Call start() instead")
+        self._terminate()
+        self._launch()
+        try:
+            self.wait_ready(timeout_s)
+        except BaseException:
+            self.kill()  # the folder stays for the log; stop() removes it
+            raise
+        logger.info("local cluster %s restarted at %s", self.name, self.bootstrap_servers)
+        return self
+
+    def _terminate(self) -> None:
+        """Stop the broker process (SIGTERM, then SIGKILL after STOP_TIMEOUT_S), keeping the folder."""
         if self._proc is not None and self._proc.poll() is None:
             self._proc.terminate()
             try:
@@ -281,6 +304,10 @@ class LocalKafkaCluster:
             except subprocess.TimeoutExpired:
                 self.kill()
         self._proc = None
+
+    def stop(self) -> None:
+        """Stop the broker (SIGTERM, then SIGKILL) and remove its folder unless keep_logs."""
+        self._terminate()
         if self.dir is not None and not self.keep_logs:
             shutil.rmtree(self.dir, ignore_errors=True)
 

@@ -47,8 +47,8 @@ class ConfigAlterationLike(Protocol):
     def value(self) -> str | None: ...
 
 
-class ClusterAdmin:
-    """Admin operations on one cluster, identified by its alias in every error."""
+class AdminConnection:
+    """An AdminClient for one cluster that names it by alias and turns a refused login into an error."""
 
     def __init__(self, alias: str, settings: Mapping[str, str]) -> None:
         self.alias = alias
@@ -65,6 +65,16 @@ class ClusterAdmin:
         if error.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL):
             self._refused = error
 
+    def _raise_if_refused(self) -> None:
+        self._admin.poll(0)  # serves error_cb
+        if self._refused is not None:
+            raise ClusterAuthenticationError(self.alias, self.bootstrap_servers, self._refused.str(),
+                                             tls=self._refused.code() == KafkaError._SSL)
+
+
+class ClusterAdmin(AdminConnection):
+    """Admin operations on one cluster, identified by its alias in every error."""
+
     def probe(self, timeout_s: float = PROBE_TIMEOUT_S) -> None:
         """Raise unless a metadata request is answered within the timeout; refused credentials fail at once."""
         deadline = time.monotonic() + timeout_s
@@ -73,17 +83,11 @@ class ClusterAdmin:
                 metadata = self._admin.list_topics(timeout=min(PROBE_SLICE_S, max(0.01, deadline - time.monotonic())))
                 break
             except KafkaException as exc:
-                self._admin.poll(0)  # serves error_cb
                 self._raise_if_refused()
                 if time.monotonic() >= deadline:
                     raise ClusterUnreachableError(self.alias, self.bootstrap_servers, _describe(exc)) from None
         if not metadata.brokers:
             raise ClusterUnreachableError(self.alias, self.bootstrap_servers, "no broker in metadata")
-
-    def _raise_if_refused(self) -> None:
-        if self._refused is not None:
-            raise ClusterAuthenticationError(self.alias, self.bootstrap_servers, self._refused.str(),
-                                             tls=self._refused.code() == KafkaError._SSL)
 
     def topic_partitions(self, timeout_s: float = CALL_TIMEOUT_S) -> dict[str, int]:
         """Every topic (internal ones too) with its partition count."""

@@ -1,27 +1,40 @@
-"""InternalTopicWriter: writes MM2's internal records (offset syncs, heartbeats) to one cluster."""
+"""MM2's internal topics (offset syncs, checkpoints, heartbeats) on one cluster, all on partition 0.
+
+InternalTopicWriter writes already-encoded records; InternalTopicReader reads them back to the end, the role of
+MM2's KafkaBasedLog, so a restarted task can rebuild its state from the topic.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from sparkmirror.errors import AdminOperationError
+from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
 
 _librdkafka_logger = logging.getLogger("sparkmirror.librdkafka")
 FLUSH_TIMEOUT_S = 30.0
+READ_TIMEOUT_S = 30.0
+
+Header = tuple[str, bytes | None]
+OutgoingRecord = tuple[bytes | None, bytes | None] | tuple[bytes | None, bytes | None, Sequence[Header]]
+"""(key, value) or (key, value, headers), as InternalTopicWriter.write takes them."""
 
 
 class InternalTopicWriter:
-    """Acknowledged writes of already-encoded (key, value) records; `write` returns once all are stored."""
+    """Acknowledged writes of already-encoded records; `write` returns once all are stored."""
 
     def __init__(self, alias: str, settings: Mapping[str, str]) -> None:
         self.alias = alias
         self._producer = Producer({"linger.ms": "0", **settings, "acks": "all", "enable.idempotence": "true",
                                    "logger": _librdkafka_logger})
 
-    def write(self, topic: str, records: Iterable[tuple[bytes, bytes]]) -> int:
+    def write(self, topic: str, records: Iterable[OutgoingRecord]) -> int:
+        """Write (key, value) or (key, value, headers) records to partition 0; returns how many."""
         errors: list[KafkaError] = []
 
         def on_delivery(err: KafkaError | None, _msg: object) -> None:
@@ -29,10 +42,12 @@ class InternalTopicWriter:
                 errors.append(err)
 
         count = 0
-        for key, value in records:
+        for key, value, *rest in records:
+            headers = list(rest[0]) if rest and rest[0] else None
             while True:
                 try:
-                    self._producer.produce(topic, value=value, key=key, partition=0, on_delivery=on_delivery)
+                    self._producer.produce(topic, value=value, key=key, partition=0, headers=headers,
+                                           on_delivery=on_delivery)
                     break
                 except BufferError:
                     self._producer.poll(0.05)
@@ -54,3 +69,116 @@ class InternalTopicWriter:
 
     def close(self) -> None:
         self._producer.flush(FLUSH_TIMEOUT_S)
+
+
+@dataclass(frozen=True)
+class InternalRecord:
+    """One record of an internal topic, as read back from partition 0."""
+
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...]
+    timestamp_ms: int
+
+
+# Partition 0 of a topic that does not exist: librdkafka answers at once from metadata.
+_MISSING_TOPIC_CODES = frozenset({KafkaError._UNKNOWN_PARTITION, KafkaError.UNKNOWN_TOPIC_OR_PART,
+                                  KafkaError._UNKNOWN_TOPIC})
+_UNREACHABLE_CODES = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
+
+
+class InternalTopicReader:
+    """Reads partition 0 of one topic incrementally; each `read_new` returns what was appended since the last.
+
+    It never joins or commits to a group: the throwaway group.id exists only because librdkafka requires one.
+    A topic that does not exist yet reads as empty, and is read from its beginning once it appears.
+    """
+
+    def __init__(self, alias: str, settings: Mapping[str, str], topic: str) -> None:
+        self.alias = alias
+        self.topic = topic
+        self.bootstrap_servers = settings.get("bootstrap.servers", "")
+        self._consumer = Consumer({
+            "socket.connection.setup.timeout.ms": "5000", **settings,
+            "group.id": f"sparkmirror-internal-reader-{uuid.uuid4().hex}", "enable.auto.commit": "false",
+            "enable.auto.offset.store": "false", "enable.partition.eof": "false", "auto.offset.reset": "earliest",
+            "logger": _librdkafka_logger})
+        self._next: int | None = None  # offset to read next; None until partition 0 is assigned
+
+    def read_new(self, timeout_s: float = READ_TIMEOUT_S) -> list[InternalRecord]:
+        """Records from the last call's end (first call: the beginning) to the high watermark seen now."""
+        deadline = time.monotonic() + timeout_s
+        watermarks = self._watermarks(timeout_s)
+        if watermarks is None:
+            return []
+        start, end = watermarks
+        if self._next is None:
+            self._consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
+            self._next = 0
+        self._next = max(self._next, start)  # what retention deleted is gone: nothing to wait for
+        out: list[InternalRecord] = []
+        while self._next < end:
+            if time.monotonic() > deadline:
+                raise AdminOperationError(self.alias, f"read '{self.topic}'",
+                                          f"offsets {self._next} to {end} of partition 0 not read within "
+                                          f"{timeout_s:.0f} s", self._reachability_hint())
+            for msg in self._consumer.consume(num_messages=5000, timeout=0.5):
+                if msg.error():
+                    raise self._error(msg.error())
+                out.append(InternalRecord(msg.offset(), msg.key(), msg.value(), tuple(msg.headers() or ()),
+                                          msg.timestamp()[1]))
+                self._next = msg.offset() + 1
+            # The position also moves past what no message shows: compacted gaps, transaction markers.
+            position = self._consumer.position([TopicPartition(self.topic, 0)])[0].offset
+            self._next = max(self._next, position)
+        return out
+
+    def _watermarks(self, timeout_s: float) -> tuple[int, int] | None:
+        """(low, high) offsets of partition 0; None when the topic does not exist."""
+        partition = TopicPartition(self.topic, 0)
+        try:
+            try:
+                return self._consumer.get_watermark_offsets(partition, timeout=timeout_s)
+            except KafkaException as exc:
+                if exc.args[0].code() not in _MISSING_TOPIC_CODES or not self._exists(timeout_s):
+                    raise
+                # Created since librdkafka cached it as missing; asking the cluster refreshed that cache.
+                return self._consumer.get_watermark_offsets(partition, timeout=timeout_s)
+        except KafkaException as exc:
+            if exc.args[0].code() in _MISSING_TOPIC_CODES:
+                return None
+            raise self._error(exc.args[0]) from None
+
+    def _exists(self, timeout_s: float) -> bool:
+        """Whether partition 0 of the topic exists, asked of the cluster rather than librdkafka's cache."""
+        metadata = self._consumer.list_topics(self.topic, timeout=timeout_s).topics.get(self.topic)
+        return metadata is not None and metadata.error is None and 0 in metadata.partitions
+
+    def _error(self, err: KafkaError) -> Exception:
+        if err.code() in _UNREACHABLE_CODES:
+            return ClusterUnreachableError(self.alias, self.bootstrap_servers,
+                                           f"reading '{self.topic}': {err.str()} ({err.name()})")
+        hint = (f"Grant READ and DESCRIBE on '{self.topic}' to the principal used for cluster '{self.alias}'"
+                if err.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED else "")
+        return AdminOperationError(self.alias, f"read '{self.topic}'", f"{err.str()} ({err.name()})", hint)
+
+    def _reachability_hint(self) -> str:
+        return (f"Check that cluster '{self.alias}' is up and reachable at bootstrap.servers="
+                f"{self.bootstrap_servers}, or allow a longer timeout")
+
+    def close(self) -> None:
+        self._consumer.close()  # nothing to commit: auto-commit is off and the group was never joined
+
+    def __enter__(self) -> InternalTopicReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_internal_topic(alias: str, settings: Mapping[str, str], topic: str,
+                        timeout_s: float = READ_TIMEOUT_S) -> list[InternalRecord]:
+    """Every record of partition 0 of `topic`, in order, up to the end seen at the start; [] if it does not exist."""
+    with InternalTopicReader(alias, settings, topic) as reader:
+        return reader.read_new(timeout_s)

@@ -188,3 +188,53 @@ def decode_heartbeat(key: bytes | None, value: bytes | None) -> Heartbeat:
     v.int16("version")
     timestamp = v.int64("timestamp")
     return Heartbeat(k.string("sourceClusterAlias"), k.string("targetClusterAlias"), timestamp)
+
+
+# -- sparkmirror's addition: what lies between two offset syncs -----------------------------------------------
+
+SYNC_LINK_HEADER = "sparkmirror.sync"
+SYNC_RUN, SYNC_GAP, SYNC_END = "run", "gap", "end"
+
+
+@dataclass(frozen=True, slots=True)
+class SyncLink:
+    """Carried in a record header of each offset sync sparkmirror writes (MM2 ignores headers and writes
+    none). It says what lies between this sync and the next one of the same partition, which makes the
+    syncs dense enough to translate every offset exactly:
+
+    - `run`: every record in between was replicated, upstream and downstream offsets advancing by one;
+    - `gap`: the next sync is the very next record replicated (nothing replicated in between);
+    - `end`: the last record of a micro-batch; the flow had read the source up to `next_upstream`
+      (exclusive) and the next sync is the next record it replicates.
+    """
+
+    kind: str
+    next_upstream: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in (SYNC_RUN, SYNC_GAP, SYNC_END):
+            raise OffsetCodecError(f"bad offset-sync link kind {self.kind!r}")
+        if (self.kind == SYNC_END) != (self.next_upstream is not None):
+            raise OffsetCodecError("an offset-sync link carries next_upstream exactly when it is 'end'")
+
+
+def encode_sync_link(link: SyncLink) -> bytes:
+    return (f"{SYNC_END}:{link.next_upstream}" if link.kind == SYNC_END else link.kind).encode("ascii")
+
+
+def decode_sync_link(raw: bytes | None) -> SyncLink:
+    text = (raw or b"").decode("ascii", errors="replace")
+    kind, _, rest = text.partition(":")
+    try:
+        return SyncLink(kind, int(rest) if kind == SYNC_END else None)
+    except ValueError:
+        raise OffsetCodecError(f"bad '{SYNC_LINK_HEADER}' header {text!r}: expected run, gap or end:<offset>") \
+            from None
+
+
+def sync_link_of(headers: tuple[tuple[str, bytes | None], ...] | list | None) -> SyncLink | None:
+    """The link of an offset-syncs record, or None when it has no such header (MM2 wrote it)."""
+    for name, value in headers or ():
+        if name == SYNC_LINK_HEADER:
+            return decode_sync_link(value)
+    return None

@@ -64,7 +64,8 @@ class BatchSink:
 
 def _summary(row: dict) -> PartitionSummary:
     return PartitionSummary(**{**row, "sync_upstream": tuple(row["sync_upstream"] or ()),
-                               "sync_downstream": tuple(row["sync_downstream"] or ())})
+                               "sync_downstream": tuple(row["sync_downstream"] or ()),
+                               "sync_runs": tuple(row["sync_runs"] or ())})
 
 
 class ReplicationFlow:

@@ -30,7 +30,7 @@ _SUMMARY_FIELDS = (
     ("topic", "string", pa.string()), ("partition", "int", pa.int32()), ("remote_topic", "string", pa.string()),
     ("records", "long", pa.int64()), ("skipped", "long", pa.int64()), ("bytes", "long", pa.int64()),
     ("next_upstream", "long", pa.int64()), ("sync_upstream", "array<long>", pa.list_(pa.int64())),
-    ("sync_downstream", "array<long>", pa.list_(pa.int64())),
+    ("sync_downstream", "array<long>", pa.list_(pa.int64())), ("sync_runs", "array<boolean>", pa.list_(pa.bool_())),
 )
 SUMMARY_SCHEMA = ", ".join(f"{name} {ddl}" for name, ddl, _ in _SUMMARY_FIELDS)  # for mapInArrow
 _SUMMARY_ARROW = pa.schema([(name, arrow) for name, _, arrow in _SUMMARY_FIELDS])
@@ -69,18 +69,22 @@ class _PartitionLog:
     skipped: int = 0
     next_upstream: int = -1  # one past the last offset seen, written or skipped
 
-    def sync_points(self) -> tuple[list[int], list[int]]:
-        """(upstream, downstream) pairs worth an offset sync: the first and last record, and both records
-        around every place where the two offset sequences stop advancing together (a gap upstream, such
-        as a transaction marker or a compacted record, or a foreign record downstream). Every offset
-        between two consecutive points then maps exactly by adding the same difference."""
+    def sync_points(self) -> tuple[list[int], list[int], list[bool]]:
+        """Offset syncs worth writing: the first and last record, and both records around every place where
+        the two offset sequences stop advancing one by one (a gap upstream such as a transaction marker or a
+        compacted record, or a foreign record downstream). The third list says, per point, whether every
+        record up to the next point was replicated contiguously (a run); otherwise the next point is the
+        very next record replicated. Together they translate every offset exactly."""
         if not self.upstream:
-            return [], []
+            return [], [], []
         up = np.frombuffer(self.upstream, dtype=np.int64)
         down = np.frombuffer(self.downstream, dtype=np.int64)
-        breaks = np.nonzero(np.diff(up) != np.diff(down))[0]
+        broken = (np.diff(up) != 1) | (np.diff(down) != 1)
+        breaks = np.nonzero(broken)[0]
         points = np.unique(np.concatenate(([0, len(up) - 1], breaks, breaks + 1)))
-        return up[points].tolist(), down[points].tolist()
+        # Between two consecutive points with no break at the first, nothing breaks at all: a run.
+        runs = np.append(~broken[points[:-1]], False) if len(points) > 1 else np.array([False])
+        return up[points].tolist(), down[points].tolist(), runs.tolist()
 
 
 class _Deliveries:
@@ -219,11 +223,11 @@ class PartitionWriter:
             if len(log.downstream) != len(log.upstream):
                 raise PipelineError(f"{len(log.upstream) - len(log.downstream)} delivery reports missing "
                                     f"for '{remote}' partition {partition}")
-            sync_up, sync_down = log.sync_points()
+            sync_up, sync_down, sync_runs = log.sync_points()
             for name, value in (("topic", log.topic), ("partition", partition), ("remote_topic", remote),
                                 ("records", len(log.upstream)), ("skipped", log.skipped), ("bytes", log.bytes),
                                 ("next_upstream", log.next_upstream), ("sync_upstream", sync_up),
-                                ("sync_downstream", sync_down)):
+                                ("sync_downstream", sync_down), ("sync_runs", sync_runs)):
                 rows[name].append(value)
         return pa.RecordBatch.from_pydict(rows, schema=_SUMMARY_ARROW)
 

@@ -1,4 +1,5 @@
-"""Which topics a flow replicates: MM2's DefaultTopicFilter (include and exclude regex lists)."""
+"""Which topics and groups a flow replicates: MM2's DefaultTopicFilter and DefaultGroupFilter (include and
+exclude regex lists)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,13 @@ class TopicFilter:
         if self._include_re is None or not self._include_re.fullmatch(topic):
             return False
         return not (self._exclude_re is not None and self._exclude_re.fullmatch(topic))
+
+
+class GroupFilter(TopicFilter):
+    """Consumer groups whose offsets are checkpointed: the same full-match rule, on group ids."""
+
+    def should_replicate_group(self, group: str) -> bool:
+        return self.should_replicate_topic(group)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,6 @@ from sparkmirror.config.mm2 import FlowConfig
 def not_performed(flow: FlowConfig) -> list[str]:
     """MM2 features the flow's settings turn on that this version does not perform yet."""
     features = [
-        (flow.emit_checkpoints.enabled and flow.emit_offset_syncs_enabled, f"{keys.EMIT_CHECKPOINTS}.enabled"),
-        (flow.sync_group_offsets.enabled, f"{keys.SYNC_GROUP_OFFSETS}.enabled"),
         (flow.sync_topic_acls.enabled, f"{keys.SYNC_TOPIC_ACLS}.enabled"),
     ]
     return [name for on, name in features if on]

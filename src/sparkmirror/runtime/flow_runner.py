@@ -27,11 +27,19 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.clients import librdkafka_settings
 from sparkmirror.kafka.internal_log import InternalTopicWriter
 from sparkmirror.model import NewTopicSpec, PartitionSummary
-from sparkmirror.offsets.codec import Heartbeat, OffsetSync, encode_heartbeat, encode_offset_sync
+from sparkmirror.offsets.codec import (
+    SYNC_LINK_HEADER,
+    Heartbeat,
+    encode_heartbeat,
+    encode_offset_sync,
+    encode_sync_link,
+)
+from sparkmirror.offsets.translation import batch_syncs
 from sparkmirror.pipeline import options
 from sparkmirror.policy.filters import ConfigPropertyFilter, TopicFilter
 from sparkmirror.policy.provenance import ProvenanceRule
 from sparkmirror.policy.replication import ReplicationPolicy, policy_for
+from sparkmirror.runtime.checkpointer import Checkpointer
 from sparkmirror.runtime.config_sync import sync_topic_configs
 from sparkmirror.runtime.progress import FlowProgress
 
@@ -66,6 +74,11 @@ def observe_plan(flow: FlowConfig, source: ClusterAdmin, target: ClusterAdmin) -
     created = {spec.name for spec in first.create}
     new_sources = [s for s, r in first.remote_topics.items() if r in created]
     return plan(source.topic_configs(new_sources)) if new_sources else first
+
+
+def _settings(settings) -> dict[str, str]:  # noqa: ANN001 - config.mm2.ClientSettings
+    """librdkafka connection settings of one cluster side (admin settings carry the security props)."""
+    return librdkafka_settings(settings, "admin", settings.origin)
 
 
 def config_filter(flow: FlowConfig) -> ConfigPropertyFilter:
@@ -121,6 +134,7 @@ class FlowRunner:
         self._positions: dict[str, pos.TopicPosition] | None = self._load_positions()
         self._syncs_writer: InternalTopicWriter | None = None
         self._heartbeats_writer: InternalTopicWriter | None = None
+        self.checkpointer: Checkpointer | None = None
 
     # -- state on disk -------------------------------------------------------------------------------
     @property
@@ -151,6 +165,20 @@ class FlowRunner:
         """Create the flow's internal topics, then its remote topics, then start replicating."""
         self._create_internal_topics()
         self.refresh()
+        if self.flow.emit_checkpoints.enabled and self.flow.emit_offset_syncs_enabled:
+            self.checkpointer = self._checkpointer()
+            self.checkpointer.start()
+
+    def _checkpointer(self) -> Checkpointer:
+        flow = self.flow
+        syncs_admin = self.source if flow.offset_syncs_topic_location == "source" else self.target
+        syncs_side = flow.source_admin if syncs_admin is self.source else flow.target_admin
+        return Checkpointer(
+            flow, (syncs_admin.alias, _settings(syncs_side)), offset_syncs_topic(flow),
+            (flow.source, _settings(flow.source_admin)), (flow.target, _settings(flow.target_admin)),
+            flow_policy(flow).checkpoints_topic(flow.source),
+            lambda: dict(self.plan.remote_topics) if self.plan is not None else {},
+            lambda spec, rf_key: self._create(self.target, spec, rf_key))
 
     def _create_internal_topics(self) -> None:
         flow, policy = self.flow, flow_policy(self.flow)
@@ -266,29 +294,41 @@ class FlowRunner:
     def stop(self) -> None:
         self._stopped = True
         self._stop_query()
-        for writer in (self._syncs_writer, self._heartbeats_writer):
+        for writer in (self._syncs_writer, self._heartbeats_writer, self.checkpointer):
             if writer is not None:
                 writer.close()
+
+    def emit_checkpoints(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.emit()
+
+    def sync_group_offsets(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.sync_group_offsets()
 
     # -- Spark's callback ------------------------------------------------------------------------------
     def _on_batch(self, batch_id: int, summaries: list[PartitionSummary], started: float) -> None:
         self.progress.record(batch_id, summaries, started)
         if not summaries:
             return
+        # Syncs first: after a crash between the two, the batch is replicated again and its newer syncs
+        # supersede these (translation keeps the newer mapping), whereas positions saved without syncs
+        # would leave records on the target that no sync accounts for.
+        if self._syncs_writer is not None:
+            self._write_offset_syncs(summaries)
         with self._lock:
             self._positions = pos.advance(self._positions or {}, summaries)
             self._save_positions(self._positions)
-        if self._syncs_writer is not None:
-            self._write_offset_syncs(summaries)
         logger.info("flow %s batch %d: %d records, %d skipped, %d bytes, %d partitions, %.2f s", self.flow.name,
                     batch_id, sum(s.records for s in summaries), sum(s.skipped for s in summaries),
                     sum(s.bytes for s in summaries), len(summaries), time.monotonic() - started)
 
     def _write_offset_syncs(self, summaries: list[PartitionSummary]) -> None:
-        """Every pair the writer reported is exact; MM2's sync topic keys them by source topic-partition."""
+        """Every pair the writer reported is exact; MM2's sync topic keys them by source topic-partition, and
+        our header says what lies between one and the next (see offsets/codec.SyncLink)."""
         topic = offset_syncs_topic(self.flow)
-        records = [encode_offset_sync(OffsetSync(s.topic, s.partition, up, down))
-                   for s in summaries for up, down in s.syncs]
+        records = [(*encode_offset_sync(sync), [(SYNC_LINK_HEADER, encode_sync_link(link))])
+                   for s in summaries for sync, link in batch_syncs(s)]
         self._syncs_writer.write(topic, records)  # type: ignore[union-attr]
 
     # -- periodic jobs ---------------------------------------------------------------------------------

@@ -114,7 +114,9 @@ class Supervisor:
         flow, name = runner.flow, runner.flow.name
         jobs = [(flow.refresh_topics, "refresh topics", runner.refresh),
                 (flow.sync_topic_configs, "sync topic configs", runner.sync_configs),
-                (flow.emit_heartbeats, "emit heartbeats", runner.emit_heartbeat)]
+                (flow.emit_heartbeats, "emit heartbeats", runner.emit_heartbeat),
+                (flow.emit_checkpoints, "emit checkpoints", runner.emit_checkpoints),
+                (flow.sync_group_offsets, "sync group offsets", runner.sync_group_offsets)]
         self.scheduler.cancel(f"{name}: ")
         for schedule, job, run in jobs:
             if schedule.enabled:

@@ -55,8 +55,9 @@ def test_plan_offline_prints_resolved_flows_without_secrets():
                                   "DefaultReplicationPolicy (separator '.')" in out
     assert "sasl.jaas.config=[hidden]" in out and "bootstrap.servers=[hidden]" in out
     assert "pa55" not in out and "a-1.example" not in out
-    assert "not performed by this version: emit.checkpoints.enabled" in out
+    assert "not performed by this version: sync.topic.acls.enabled" in out
     assert "emit.heartbeats" not in out and "refresh.topics" not in out  # performed since issue 5
+    assert "emit.checkpoints" not in out and "sync.group.offsets" not in out  # performed since issue 6
 
 
 def test_warnings_for_deprecated_and_unused_keys_go_to_stderr():

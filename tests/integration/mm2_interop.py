@@ -1,0 +1,143 @@
+"""Apache Kafka's own MM2 tooling as the peer of interop tests: a real MirrorMaker 2 process, and
+`RemoteClusterUtils.translateOffsets` run from a small compiled Java program (java/RemoteTranslate.java).
+
+MM2 reads and writes the same internal topics as sparkmirror, under the same names: offset syncs in
+`mm2-offset-syncs.<target>.internal` on the source cluster, checkpoints in `<source>.checkpoints.internal`
+on the target cluster.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import logging
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from sparkmirror.embedded import jars
+from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
+from sparkmirror.embedded.mirror_maker import LocalMirrorMaker
+from sparkmirror.kafka.admin import ClusterAdmin
+
+from .conftest import wait_until
+
+logger = logging.getLogger(__name__)
+
+JAVA_SOURCE = Path(__file__).parent / "java" / "RemoteTranslate.java"
+JAVA_MAIN = "RemoteTranslate"
+JAVA_TIMEOUT_S = 90.0  # JVM start plus the program's own 30 s read of the checkpoints topic
+MM2_START_TIMEOUT_S = 120.0
+MM2_HEAP = ("256m", "768m")
+# Dedicated-mode MM2 also runs Connect herders, whose storage topics default to 3 replicas.
+CONNECT_SINGLE_BROKER = "".join(f"{k}.storage.replication.factor = 1\n" for k in ("offset", "status", "config"))
+_TRANSLATION_LINE = re.compile(r"([^\t]+)\t(\d+)\t(-?\d+)")
+
+
+def compile_java(out_dir: Path) -> Path:
+    """Compile RemoteTranslate.java against the Kafka jars into `out_dir`; returns `out_dir`."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run([_javac(), "-cp", _kafka_classpath(), "-d", str(out_dir), str(JAVA_SOURCE)],
+                            capture_output=True, text=True, timeout=JAVA_TIMEOUT_S)
+    if result.returncode != 0:
+        raise AssertionError(f"javac {JAVA_SOURCE.name} failed ({result.returncode}):\n{result.stderr}")
+    return out_dir
+
+
+def _javac() -> str:
+    """`javac` of the JDK whose `java` runs the brokers, else the one on PATH."""
+    beside_java = Path(jars.java_executable()).resolve().parent / "javac"
+    found = str(beside_java) if beside_java.is_file() else shutil.which("javac")
+    if found is None:
+        raise AssertionError("javac not found: the MM2 interop tests compile a Java helper and need a JDK "
+                             "(e.g. 'apt-get install openjdk-17-jdk-headless'), not only a JRE")
+    return found
+
+
+@functools.cache
+def _classes_dir() -> Path:
+    """RemoteTranslate compiled once per process, into a temporary folder removed at exit."""
+    out_dir = Path(tempfile.mkdtemp(prefix="sparkmirror-interop-java-"))
+    atexit.register(shutil.rmtree, out_dir, ignore_errors=True)
+    return compile_java(out_dir)
+
+
+@functools.cache
+def _kafka_classpath() -> str:
+    return os.pathsep.join(str(p) for p in jars.classpath("kafka"))
+
+
+def java_translate(bootstrap: str, alias: str, group: str) -> dict[tuple[str, int], int]:
+    """MM2's translation of `group`'s offsets from cluster `alias` to the cluster at `bootstrap`:
+    (remote topic, partition) -> downstream offset, read by `RemoteClusterUtils.translateOffsets`.
+
+    Empty while `<alias>.checkpoints.internal` does not exist there (the Java client would wait 60 s, then fail).
+    """
+    checkpoints_topic = f"{alias}.checkpoints.internal"
+    if checkpoints_topic not in ClusterAdmin("interop", {"bootstrap.servers": bootstrap}).topic_partitions():
+        return {}
+    command = [jars.java_executable(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+               "-cp", os.pathsep.join((str(_classes_dir()), _kafka_classpath())),
+               JAVA_MAIN, bootstrap, alias, group]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=JAVA_TIMEOUT_S)
+    if result.returncode != 0:
+        raise AssertionError(f"RemoteClusterUtils.translateOffsets failed ({result.returncode}) for group {group} "
+                             f"from {alias} at {bootstrap}:\n{result.stdout}{result.stderr[-4000:]}")
+    # Log4j's fallback configuration prints errors to stdout too; only result lines match.
+    return {(m[1], int(m[2])): int(m[3]) for line in result.stdout.splitlines()
+            if (m := _TRANSLATION_LINE.fullmatch(line))}
+
+
+def _exactly(names: Sequence[str]) -> str:
+    """An MM2 regex list matching exactly `names`, as a properties value (which unescapes backslashes once)."""
+    return ", ".join(re.escape(name).replace("\\", "\\\\") for name in names)
+
+
+def mm2_properties(source: str, target: str, topics: Sequence[str], groups: Sequence[str] = (),
+                   extra: str = "") -> str:
+    """An MM2 properties text for clusters A (`source`) and B (`target`) replicating exactly `topics` A->B
+    and checkpointing exactly `groups` (all groups when empty).
+
+    Checkpoints every second, offset syncs as often as MM2 allows (`offset.lag.max = 0`), no heartbeats (the
+    test clusters are shared) and no group offset sync; replication factors fit single-broker clusters.
+    """
+    return (f"clusters = A, B\nA.bootstrap.servers = {source}\nB.bootstrap.servers = {target}\n"
+            f"A->B.enabled = true\nB->A.enabled = false\nA->B.topics = {_exactly(topics)}\n"
+            f"A->B.groups = {_exactly(groups) if groups else '.*'}\n"
+            "emit.heartbeats.enabled = false\nheartbeats.replication.enabled = false\n"
+            "sync.topic.acls.enabled = false\nsync.group.offsets.enabled = false\n"
+            "emit.checkpoints.interval.seconds = 1\nrefresh.groups.interval.seconds = 1\n"
+            "refresh.topics.interval.seconds = 1\noffset.lag.max = 0\noffset.flush.interval.ms = 1000\n"
+            f"tasks.max = 1\n{SINGLE_BROKER}{CONNECT_SINGLE_BROKER}{extra}")
+
+
+@contextlib.contextmanager
+def running_mm2(source: str, target: str, topics: Sequence[str], groups: Sequence[str] = (),
+                extra: str = "") -> Iterator[LocalMirrorMaker]:
+    """Run real MM2 A->B (see `mm2_properties`) until the block ends; yields once MM2 has started, that is
+    once it has created the remote topics and `A.checkpoints.internal` on B. MM2's logs are kept (and
+    their folder logged) when the block fails."""
+    mm = LocalMirrorMaker(mm2_properties(source, target, topics, groups, extra), clusters=("B",),
+                          name="mm2-interop", heap=MM2_HEAP).start()
+    try:
+        wanted = {f"A.{t}" for t in topics} | {"A.checkpoints.internal"}
+        target_admin = ClusterAdmin("B", {"bootstrap.servers": target})
+
+        def started() -> bool:
+            if mm.process is not None and mm.process.poll() is not None:
+                raise AssertionError(f"MM2 exited ({mm.process.returncode}) while starting:\n{mm.log_tail()}")
+            return wanted <= target_admin.topic_partitions().keys()
+
+        wait_until(started, MM2_START_TIMEOUT_S, f"MM2 to create {sorted(wanted)} on B", poll_s=0.5)
+        yield mm
+    except BaseException:
+        mm.keep_logs = True
+        logger.error("MM2 logs kept in %s; last lines:\n%s", mm.dir, mm.log_tail())
+        raise
+    finally:
+        mm.stop()
