@@ -125,3 +125,23 @@ def test_request_reload_applies_an_edit_without_the_file_watcher(clusters, creat
     assert any(f"flow {FLOW}: topics changed" in r.getMessage() and "applied live" in r.getMessage()
                for r in caplog.records), "the applied change must be logged"
     assert count_records(clusters.target, f"A.{a}") == 10, "the restart must not copy a again"
+
+
+def test_turning_checkpoints_on_while_running_starts_them(clusters, create_topic, running, tmp_path, unique):
+    from sparkmirror import client  # noqa: PLC0415
+
+    from .conftest import commit  # noqa: PLC0415
+
+    topic, group = f"reload-cp-{unique}", f"g-{unique}"
+    create_topic("A", topic, 1)
+    produce(clusters.source, topic, records(unique, 20))
+    path = tmp_path / "mm2.properties"
+    flow = f"{FLOW}.enabled = true\n{FLOW}.topics = {topic}\n"
+    path.write_text(properties_text(clusters, flow + "emit.checkpoints.enabled = false\n"))
+    with running(path, watch=True):
+        wait_until(lambda: count_records(clusters.target, f"A.{topic}") == 20, TRANSFER_TIMEOUT_S, "replication")
+        commit(clusters.source, group, {(topic, 0): 11})
+        rewrite(path, properties_text(clusters, flow + "emit.checkpoints.interval.seconds = 1\n"))
+        got = wait_until(lambda: client.read_checkpoints(path, "A", "B", group), PICKUP_DEADLINE_S,
+                         "a checkpoint after checkpoints were turned on")
+        assert [(c.topic, c.upstream_offset, c.downstream_offset) for c in got.values()] == [(f"A.{topic}", 11, 11)]

@@ -165,9 +165,15 @@ class FlowRunner:
         """Create the flow's internal topics, then its remote topics, then start replicating."""
         self._create_internal_topics()
         self.refresh()
-        if self.flow.emit_checkpoints.enabled and self.flow.emit_offset_syncs_enabled:
-            self.checkpointer = self._checkpointer()
-            self.checkpointer.start()
+        self._ensure_checkpointer()
+
+    def _ensure_checkpointer(self) -> Checkpointer | None:
+        """The flow's checkpointer, created when checkpoints are on (at start, or by a live config change)."""
+        if self.checkpointer is None and self.flow.emit_checkpoints.enabled and self.flow.emit_offset_syncs_enabled:
+            checkpointer = self._checkpointer()
+            checkpointer.start()
+            self.checkpointer = checkpointer
+        return self.checkpointer
 
     def _checkpointer(self) -> Checkpointer:
         flow = self.flow
@@ -299,12 +305,14 @@ class FlowRunner:
                 writer.close()
 
     def emit_checkpoints(self) -> None:
-        if self.checkpointer is not None:
-            self.checkpointer.emit()
+        checkpointer = self._ensure_checkpointer()
+        if checkpointer is not None:
+            checkpointer.emit()
 
     def sync_group_offsets(self) -> None:
-        if self.checkpointer is not None:
-            self.checkpointer.sync_group_offsets()
+        checkpointer = self._ensure_checkpointer()
+        if checkpointer is not None:
+            checkpointer.sync_group_offsets()
 
     # -- Spark's callback ------------------------------------------------------------------------------
     def _on_batch(self, batch_id: int, summaries: list[PartitionSummary], started: float) -> None:

@@ -1,0 +1,432 @@
+"""How precisely each replicator lets a consumer group fail over: sparkmirror against real MirrorMaker 2.
+
+Each replicator gets its own pair of local clusters A and B (four brokers in all, started together), the
+same source data in topic `bench` on A, and the same settings: `emit.checkpoints.interval.seconds = 1`,
+`tasks.max = --cores` and otherwise defaults (MM2's `offset.lag.max` is its default, 100). Both run at
+the same time. Once B holds the copy, one group on A is moved forward through --samples positions per
+partition, from 0 to the end. After each commit (a consumer that processed exactly that many records),
+the checkpoint the replicator writes for it on B is read with `sparkmirror.client.read_checkpoints` (it
+reads MM2's checkpoints too) and compared with the truth, found by matching the values on A and B:
+
+- re-reads: records on B before the copy of the first unprocessed record that the consumer would process
+  again after failing over to the checkpoint's downstream offset;
+- misses: records on B from that copy on that the consumer would skip.
+
+MM2 writes a new checkpoint only when the translated offset moves (or the group rewinds), so a commit whose
+translation did not move gets none: after --wait-s the latest checkpoint is taken as what a failover would
+use then, and the sample is counted as "stale".
+
+    python -m benchmarks.failover                   # 4 partitions x 20,000 records, 20 positions each
+    python -m benchmarks.failover --transactional   # transactions of 1..5 records, some aborted
+    python -m benchmarks.failover --smoke           # tiny sizes
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer, Producer, TopicPartition
+
+from sparkmirror import client
+from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER, LocalKafkaCluster, start_clusters
+from sparkmirror.embedded.mirror_maker import LocalMirrorMaker
+from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.kafka.records import produce, read_all
+from sparkmirror.model import KafkaRecord, NewTopicSpec
+
+PREFIX = "sparkmirror-bench-failover"  # in every process's command line: `pkill -f sparkmirror-bench-`
+TOPIC = "bench"
+REMOTE = f"A.{TOPIC}"
+GROUP = "bench-failover-app"
+REPLICATORS = ("mm2", "sparkmirror")
+MM2_DEFAULT_OFFSET_LAG_MAX = 100
+MM2_HEAP = ("256m", "1g")
+CONNECT_SINGLE_BROKER = "".join(f"{k}.storage.replication.factor = 1\n" for k in ("offset", "status", "config"))
+SMOKE = {"partitions": 2, "records": 500, "samples": 5}
+POLL_S = 0.1
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def properties(source: str, target: str, cores: int, extra: str = "") -> str:
+    """The one configuration both replicators get: A->B for `bench`, checkpoints every second."""
+    return (f"clusters = A, B\nA.bootstrap.servers = {source}\nB.bootstrap.servers = {target}\n"
+            f"A->B.enabled = true\nA->B.topics = {TOPIC}\nB->A.enabled = false\n"
+            f"emit.checkpoints.interval.seconds = 1\ntasks.max = {cores}\n{SINGLE_BROKER}{extra}")
+
+
+class MirrorMaker:
+    """Real MM2, dedicated mode, driving only cluster B (so nothing it does touches A but its offset syncs)."""
+
+    name = "mm2"
+
+    def __init__(self, source: str, target: str, cores: int, _workdir: Path) -> None:
+        self._mm = LocalMirrorMaker(properties(source, target, cores, CONNECT_SINGLE_BROKER), clusters=("B",),
+                                    name=f"{PREFIX.removeprefix('sparkmirror-')}-mm2", heap=MM2_HEAP)
+
+    def start(self) -> None:
+        self._mm.start()
+
+    @property
+    def config(self) -> Path:
+        assert self._mm.dir is not None
+        return self._mm.dir / "mm2.properties"
+
+    def exited(self) -> int | None:
+        return self._mm.process.poll() if self._mm.process else None
+
+    def log_tail(self) -> str:
+        return self._mm.log_tail()
+
+    def stop(self) -> None:
+        self._mm.stop()
+
+
+class Sparkmirror:
+    """`sparkmirror run` as its own process, Spark on `local[cores]`."""
+
+    name = "sparkmirror"
+
+    def __init__(self, source: str, target: str, cores: int, workdir: Path) -> None:
+        self._dir = workdir / "sparkmirror"
+        self._dir.mkdir(parents=True)
+        self.config = self._dir / "mm2.properties"
+        self.config.write_text(properties(source, target, cores, f"spark.master = local[{cores}]\n"))
+        self._log = self._dir / "sparkmirror.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with open(self._log, "wb") as out:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "sparkmirror", "run", "--config", str(self.config), "--state-dir",
+                 str(self._dir / "state")], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def exited(self) -> int | None:
+        return self._proc.poll() if self._proc else None
+
+    def log_tail(self) -> str:
+        lines = self._log.read_text(errors="replace").splitlines() if self._log.exists() else []
+        return "\n".join(lines[-30:])
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            os.killpg(self._proc.pid, signal.SIGTERM)
+            try:
+                self._proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+                self._proc.wait()
+
+
+Replicator = MirrorMaker | Sparkmirror
+
+
+# --- source data ---------------------------------------------------------------------------------------
+
+def _value(p: int, i: int, size: int, tag: str = "") -> bytes:
+    head = f"{tag}p{p}-{i}-".encode()
+    return head + b"x" * max(0, size - len(head))
+
+
+def load_plain(bootstrap: str, partitions: int, records: int, size: int) -> None:
+    now = int(time.time() * 1000)
+    produce(bootstrap, TOPIC, (KafkaRecord(p, -1, f"k{i}".encode(), _value(p, i, size), (), TIMESTAMP_CREATE_TIME,
+                                           now) for i in range(records) for p in range(partitions)))
+
+
+def load_transactional(bootstrap: str, partitions: int, records: int, size: int, seed: int,
+                       abort_every: int = 5) -> dict[str, int]:
+    """Transactions over all partitions, each with 1..5 records per partition; about one in `abort_every`
+    aborted. Stops when every partition holds `records` committed records."""
+    rng = random.Random(seed)  # noqa: S311 - benchmark data
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"{PREFIX}-{seed}", "linger.ms": 0})
+    producer.init_transactions(30)
+    written = [0] * partitions
+    aborted = stats = 0
+    while min(written) < records:
+        producer.begin_transaction()
+        abort = rng.randrange(abort_every) == 0
+        for p in range(partitions):
+            for _ in range(min(rng.randint(1, 5), records - written[p]) if not abort else rng.randint(1, 5)):
+                if abort:
+                    producer.produce(TOPIC, key=b"k", value=_value(p, aborted, size, "aborted-"), partition=p)
+                    aborted += 1
+                else:
+                    producer.produce(TOPIC, key=b"k", value=_value(p, written[p], size), partition=p)
+                    written[p] += 1
+        (producer.abort_transaction if abort else producer.commit_transaction)(30)
+        stats += 1
+    producer.flush(30)
+    return {"transactions": stats, "aborted_records": aborted}
+
+
+# --- measurement ---------------------------------------------------------------------------------------
+
+@dataclass
+class Position:
+    partition: int
+    processed: int  # records the consumer processed on A
+    upstream: int  # the offset it committed on A
+    downstream: int  # the checkpoint's offset on B
+    rereads: int
+    misses: int
+    stale: bool
+
+
+@dataclass
+class Result:
+    name: str
+    positions: list[Position] = field(default_factory=list)
+    visible_s: list[float] = field(default_factory=list)  # commit -> checkpoints of all partitions visible
+    offset_syncs: int = 0
+    remote_records: int = 0
+    source_records: int = 0
+    aborted_on_target: int = 0
+
+
+def commit(bootstrap: str, offsets: dict[int, int]) -> None:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP, "enable.auto.commit": "false"})
+    try:
+        consumer.commit(offsets=[TopicPartition(TOPIC, p, o) for p, o in offsets.items()], asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def sample_counts(records: int, samples: int) -> list[int]:
+    return sorted({round(i * records / (samples - 1)) for i in range(samples)}) if samples > 1 else [records]
+
+
+def wait_until(what: str, check: Callable[[], bool], timeout_s: float, rep: Replicator, poll_s: float = 0.5) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if rep.exited() is not None:
+            raise RuntimeError(f"{rep.name} exited ({rep.exited()}) while waiting for {what}:\n{rep.log_tail()}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{rep.name}: no {what} within {timeout_s:.0f} s:\n{rep.log_tail()}")
+        time.sleep(poll_s)
+
+
+def _counts(admin: ClusterAdmin, topic: str, partitions: int) -> dict[int, int] | None:
+    if topic not in admin.topic_partitions():
+        return None
+    return {p: high - low for p, (low, high) in admin.watermarks(topic, partitions).items()}
+
+
+def wait_caught_up(rep: Replicator, target: str, partitions: int, committed: int, timeout_s: float) -> None:
+    """Until B's copy holds at least the committed records of every partition and stopped growing for 3 s."""
+    admin = ClusterAdmin("B", {"bootstrap.servers": target})
+    last: list[object] = [None, time.monotonic()]
+
+    def done() -> bool:
+        counts = _counts(admin, REMOTE, partitions)
+        if counts != last[0]:
+            last[:] = [counts, time.monotonic()]
+            return False
+        return counts is not None and min(counts.values()) >= committed and time.monotonic() - last[1] >= 3
+
+    wait_until(f"full copy of {TOPIC} on B", done, timeout_s, rep)
+
+
+def measure(rep: Replicator, source: str, target: str, args: argparse.Namespace) -> Result:
+    result = Result(rep.name)
+    upstream = read_all(source, TOPIC, args.partitions)
+    remote = read_all(target, REMOTE, args.partitions)
+    ends = ClusterAdmin("B", {"bootstrap.servers": target}).watermarks(REMOTE, args.partitions)
+    truth: dict[int, tuple[list[int], list[int], list[int], list[int]]] = {}
+    for p in range(args.partitions):
+        where = {r.value: r.offset for r in remote[p]}
+        copies = [where.get(r.value) for r in upstream[p]]
+        if None in copies or copies != sorted(copies) or len(where) != len(remote[p]):
+            raise RuntimeError(f"{rep.name}: {REMOTE}-{p} on B is not an in-order, duplicate-free copy of "
+                               f"{TOPIC}-{p} ({len(remote[p])} records on B, {len(upstream[p])} on A)")
+        result.aborted_on_target += sum(1 for r in remote[p] if r.value and r.value.startswith(b"aborted-"))
+        # A consumer that processed `count` records resumes exactly anywhere in [after the copy of the last
+        # processed record, at the copy of the first unprocessed one]: only markers or aborted copies between.
+        truth[p] = ([r.offset for r in upstream[p]], [r.offset for r in remote[p]],
+                    [0, *(c + 1 for c in copies)], [*copies, ends[p][1]])  # type: ignore[assignment]
+    result.source_records = sum(len(v) for v in upstream.values())
+    result.remote_records = sum(len(v) for v in remote.values())
+    for n, count in enumerate(sample_counts(args.records, args.samples)):
+        offsets = {p: (truth[p][0][count - 1] + 1 if count else 0) for p in range(args.partitions)}
+        commit(source, offsets)
+        committed_at = time.monotonic()
+        got, stale = {}, False
+        while True:
+            got = {cp.partition: cp for cp in client.read_checkpoints(rep.config, "A", "B", GROUP).values()
+                   if cp.topic == REMOTE}
+            if all(p in got and got[p].upstream_offset == o for p, o in offsets.items()):
+                result.visible_s.append(time.monotonic() - committed_at)
+                break
+            if rep.exited() is not None:
+                raise RuntimeError(f"{rep.name} exited ({rep.exited()}):\n{rep.log_tail()}")
+            if time.monotonic() - committed_at > args.wait_s:
+                stale = True
+                missing = [p for p in offsets if p not in got]
+                if missing:
+                    raise RuntimeError(f"{rep.name}: no checkpoint for {REMOTE} partitions {missing} "
+                                       f"{args.wait_s:.0f} s after committing {offsets}")
+                break
+            time.sleep(POLL_S)
+        for p, upstream_offset in offsets.items():
+            _, b_offsets, lows, highs = truth[p]
+            down = got[p].downstream_offset
+            rereads = bisect.bisect_left(b_offsets, lows[count]) - bisect.bisect_left(b_offsets, down)
+            misses = bisect.bisect_left(b_offsets, down) - bisect.bisect_left(b_offsets, highs[count])
+            fresh = not stale or got[p].upstream_offset == upstream_offset
+            result.positions.append(Position(p, count, upstream_offset, down, max(0, rereads), max(0, misses),
+                                             not fresh))
+        if n % 5 == 0 or stale:
+            log(f"{rep.name}: {count} processed per partition -> checkpoints "
+                f"{ {p: (got[p].upstream_offset, got[p].downstream_offset) for p in sorted(got)} }"
+                f"{' (stale)' if stale else ''}")
+    result.offset_syncs = sum(1 for s in client.read_offset_syncs(rep.config, "A", "B") if s.topic == TOPIC)
+    return result
+
+
+# --- report --------------------------------------------------------------------------------------------
+
+def summary(r: Result) -> dict[str, float | int]:
+    rereads = [p.rereads for p in r.positions]
+    return {"samples": len(r.positions), "exact": sum(1 for p in r.positions if not p.rereads and not p.misses),
+            "rereads_total": sum(rereads), "rereads_mean": round(statistics.fmean(rereads), 2) if rereads else 0,
+            "rereads_max": max(rereads, default=0), "misses": sum(p.misses for p in r.positions),
+            "stale": sum(1 for p in r.positions if p.stale),
+            "visible_median_s": round(statistics.median(r.visible_s), 2) if r.visible_s else float("nan"),
+            "offset_syncs": r.offset_syncs}
+
+
+COLUMNS = ("samples", "exact", "rereads_total", "rereads_mean", "rereads_max", "misses", "stale",
+           "visible_median_s", "offset_syncs")
+
+
+def report(results: dict[str, Result], args: argparse.Namespace) -> None:
+    rows = {name: summary(r) for name, r in results.items()}
+    print(f"\n{args.partitions} partitions x {args.records:,} records"
+          f"{' (transactional)' if args.transactional else ''}, {len(sample_counts(args.records, args.samples))} "
+          f"positions per partition; MM2 offset.lag.max = {MM2_DEFAULT_OFFSET_LAG_MAX} (default)\n")
+    print("| replicator | " + " | ".join(COLUMNS) + " |")
+    print("|---" * (len(COLUMNS) + 1) + "|")
+    for name, row in rows.items():
+        print(f"| {name} | " + " | ".join(f"{row[c]:,}" for c in COLUMNS) + " |")
+    for name, r in results.items():
+        if r.aborted_on_target:
+            print(f"\n{name}: B holds {r.aborted_on_target:,} records of aborted transactions "
+                  f"({r.remote_records:,} records on B, {r.source_records:,} committed on A)")
+    if set(REPLICATORS) <= rows.keys():
+        sm, mm = rows["sparkmirror"], rows["mm2"]
+        print()
+        for key in ("rereads_mean", "rereads_max", "visible_median_s"):
+            ratio = sm[key] / mm[key] if mm[key] else float("nan")
+            print(f"{key} sparkmirror / mm2: {sm[key]} / {mm[key]} = {ratio:.3g}")
+        print(f"exact positions: sparkmirror {sm['exact']}/{sm['samples']}, mm2 {mm['exact']}/{mm['samples']}")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--records", type=int, default=20_000, help="committed records per partition")
+    p.add_argument("--samples", type=int, default=20, help="positions per partition, 0 and the end included")
+    p.add_argument("--record-size", type=int, default=100, help="value bytes")
+    p.add_argument("--transactional", action="store_true",
+                   help="write in transactions of 1..5 records per partition, about one in five aborted")
+    p.add_argument("--cores", type=int, default=2, help="sparkmirror local[N] and tasks.max of both")
+    p.add_argument("--wait-s", type=float, default=10.0,
+                   help="how long to wait for a checkpoint of a commit before taking the latest one")
+    p.add_argument("--timeout-s", type=float, default=300.0, help="start-up and copy timeout")
+    p.add_argument("--replicators", default=",".join(REPLICATORS))
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--smoke", action="store_true", help=f"tiny sizes: {SMOKE}")
+    args = p.parse_args(argv)
+    if args.smoke:
+        for key, value in SMOKE.items():
+            if getattr(args, key) == p.get_default(key):
+                setattr(args, key, value)
+    args.replicators = [r for r in args.replicators.split(",") if r]
+    if set(args.replicators) - set(REPLICATORS):
+        p.error(f"replicators are {', '.join(REPLICATORS)}")
+    return args
+
+
+def _run_one(rep: Replicator, source: str, target: str, args: argparse.Namespace,
+             results: dict[str, Result], errors: list[BaseException]) -> None:
+    try:
+        wait_caught_up(rep, target, args.partitions, args.records, args.timeout_s)
+        log(f"{rep.name}: copy complete; sampling")
+        results[rep.name] = measure(rep, source, target, args)
+        log(f"{rep.name}: {summary(results[rep.name])}")
+    except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+        errors.append(exc)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.monotonic()
+    names = [f"{PREFIX.removeprefix('sparkmirror-')}-{r}-{side}" for r in args.replicators for side in "AB"]
+    log(f"starting {len(names)} clusters")
+    clusters: list[LocalKafkaCluster] = start_clusters(names)
+    reps: list[Replicator] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"{PREFIX}-") as work:
+            for i, name in enumerate(args.replicators):
+                source, target = clusters[2 * i].bootstrap_servers, clusters[2 * i + 1].bootstrap_servers
+                ClusterAdmin("A", {"bootstrap.servers": source}).create_topics(
+                    [NewTopicSpec(TOPIC, args.partitions, 1)])
+                t0 = time.monotonic()
+                if args.transactional:
+                    info = load_transactional(source, args.partitions, args.records, args.record_size, args.seed)
+                else:
+                    load_plain(source, args.partitions, args.records, args.record_size)
+                    info = {}
+                log(f"{name}: loaded {args.partitions} x {args.records:,} records into A in "
+                    f"{time.monotonic() - t0:.1f} s {info}")
+                # The group exists before the replicator starts: MM2 lists groups only every
+                # refresh.groups.interval.seconds (default 600 s). It starts at the end, so the first sample
+                # (0 processed) is a rewind, which both replicators checkpoint.
+                ends = ClusterAdmin("A", {"bootstrap.servers": source}).watermarks(TOPIC, args.partitions)
+                commit(source, {p: high for p, (_, high) in ends.items()})
+                cls = MirrorMaker if name == "mm2" else Sparkmirror
+                reps.append(cls(source, target, args.cores, Path(work)))
+            for rep in reps:
+                rep.start()
+            log("replicators started: " + ", ".join(r.name for r in reps))
+            results: dict[str, Result] = {}
+            errors: list[BaseException] = []
+            threads = [threading.Thread(target=_run_one, args=(rep, clusters[2 * i].bootstrap_servers,
+                                                                clusters[2 * i + 1].bootstrap_servers, args,
+                                                                results, errors))
+                       for i, rep in enumerate(reps)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if errors:
+                raise errors[0]
+            for rep in reps:
+                rep.stop()
+    finally:
+        for rep in reps:
+            rep.stop()
+        for c in clusters:
+            c.stop()
+    report({n: results[n] for n in args.replicators}, args)
+    log(f"total {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
