@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import logging
 import os
 import random
 import signal
@@ -37,6 +38,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer, Producer, TopicPartition
 
@@ -57,6 +59,8 @@ MM2_HEAP = ("256m", "1g")
 CONNECT_SINGLE_BROKER = "".join(f"{k}.storage.replication.factor = 1\n" for k in ("offset", "status", "config"))
 SMOKE = {"partitions": 2, "records": 500, "samples": 5}
 POLL_S = 0.1
+T = TypeVar("T")
+QUIET = logging.getLogger("sparkmirror.librdkafka")  # silenced in main(), as benchmarks.run does
 
 
 def log(msg: str) -> None:
@@ -149,30 +153,70 @@ def load_plain(bootstrap: str, partitions: int, records: int, size: int) -> None
                                            now) for i in range(records) for p in range(partitions)))
 
 
+def _transactions(bootstrap: str, partition: int, records: int, size: int, seed: int,
+                  abort_every: int) -> tuple[int, int]:
+    rng = random.Random(seed * 1000 + partition)  # noqa: S311 - benchmark data
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"{PREFIX}-{partition}",
+                         "linger.ms": 0, "logger": QUIET})
+    producer.init_transactions(30)
+    written = aborted = transactions = 0
+    while written < records:
+        producer.begin_transaction()
+        size_of = rng.randint(1, 5)
+        if rng.randrange(abort_every) == 0:
+            for _ in range(size_of):
+                producer.produce(TOPIC, key=b"k", value=_value(partition, aborted, size, "aborted-"),
+                                 partition=partition)
+                aborted += 1
+            producer.flush(30)  # on the log before the abort, and no abort racing the produce requests
+            producer.abort_transaction(30)
+        else:
+            for _ in range(min(size_of, records - written)):
+                producer.produce(TOPIC, key=b"k", value=_value(partition, written, size), partition=partition)
+                written += 1
+            producer.commit_transaction(30)
+        transactions += 1
+    producer.flush(30)
+    return transactions, aborted
+
+
 def load_transactional(bootstrap: str, partitions: int, records: int, size: int, seed: int,
                        abort_every: int = 5) -> dict[str, int]:
-    """Transactions over all partitions, each with 1..5 records per partition; about one in `abort_every`
-    aborted. Stops when every partition holds `records` committed records."""
-    rng = random.Random(seed)  # noqa: S311 - benchmark data
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"{PREFIX}-{seed}", "linger.ms": 0})
-    producer.init_transactions(30)
-    written = [0] * partitions
-    aborted = stats = 0
-    while min(written) < records:
-        producer.begin_transaction()
-        abort = rng.randrange(abort_every) == 0
-        for p in range(partitions):
-            for _ in range(min(rng.randint(1, 5), records - written[p]) if not abort else rng.randint(1, 5)):
-                if abort:
-                    producer.produce(TOPIC, key=b"k", value=_value(p, aborted, size, "aborted-"), partition=p)
-                    aborted += 1
-                else:
-                    producer.produce(TOPIC, key=b"k", value=_value(p, written[p], size), partition=p)
-                    written[p] += 1
-        (producer.abort_transaction if abort else producer.commit_transaction)(30)
-        stats += 1
-    producer.flush(30)
-    return {"transactions": stats, "aborted_records": aborted}
+    """One transactional producer per partition (in parallel), transactions of 1..5 records, about one in
+    `abort_every` aborted, until every partition holds `records` committed records. Seeded per partition:
+    every cluster gets the same records, markers and gaps."""
+    done = run_all([lambda p=p: _transactions(bootstrap, p, records, size, seed, abort_every)
+                    for p in range(partitions)])
+    return {"transactions": sum(t for t, _ in done), "aborted_records": sum(a for _, a in done)}
+
+
+def load(bootstrap: str, args: argparse.Namespace) -> dict[str, int]:
+    ClusterAdmin("A", {"bootstrap.servers": bootstrap}).create_topics([NewTopicSpec(TOPIC, args.partitions, 1)])
+    if args.transactional:
+        return load_transactional(bootstrap, args.partitions, args.records, args.record_size, args.seed)
+    load_plain(bootstrap, args.partitions, args.records, args.record_size)
+    return {}
+
+
+def run_all(jobs: list[Callable[[], T]]) -> list[T]:
+    """Run the jobs in threads; return their results in order, or raise the first error."""
+    results: list = [None] * len(jobs)
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            results[i] = jobs[i]()
+        except BaseException as exc:  # noqa: BLE001 - raised in the calling thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return results
 
 
 # --- measurement ---------------------------------------------------------------------------------------
@@ -200,7 +244,8 @@ class Result:
 
 
 def commit(bootstrap: str, offsets: dict[int, int]) -> None:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP, "enable.auto.commit": "false"})
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP, "enable.auto.commit": "false",
+                         "logger": QUIET})
     try:
         consumer.commit(offsets=[TopicPartition(TOPIC, p, o) for p, o in offsets.items()], asynchronous=False)
     finally:
@@ -261,8 +306,10 @@ def measure(rep: Replicator, source: str, target: str, args: argparse.Namespace)
                     [0, *(c + 1 for c in copies)], [*copies, ends[p][1]])  # type: ignore[assignment]
     result.source_records = sum(len(v) for v in upstream.values())
     result.remote_records = sum(len(v) for v in remote.values())
+    previous = dict.fromkeys(range(args.partitions), 0)  # committed before the replicator started
     for n, count in enumerate(sample_counts(args.records, args.samples)):
         offsets = {p: (truth[p][0][count - 1] + 1 if count else 0) for p in range(args.partitions)}
+        moved, previous = offsets != previous, offsets
         commit(source, offsets)
         committed_at = time.monotonic()
         got, stale = {}, False
@@ -270,7 +317,8 @@ def measure(rep: Replicator, source: str, target: str, args: argparse.Namespace)
             got = {cp.partition: cp for cp in client.read_checkpoints(rep.config, "A", "B", GROUP).values()
                    if cp.topic == REMOTE}
             if all(p in got and got[p].upstream_offset == o for p, o in offsets.items()):
-                result.visible_s.append(time.monotonic() - committed_at)
+                if moved:  # the first sample (0 processed) was checkpointed before: no time to measure
+                    result.visible_s.append(time.monotonic() - committed_at)
                 break
             if rep.exited() is not None:
                 raise RuntimeError(f"{rep.name} exited ({rep.exited()}):\n{rep.log_tail()}")
@@ -307,11 +355,12 @@ def summary(r: Result) -> dict[str, float | int]:
             "rereads_max": max(rereads, default=0), "misses": sum(p.misses for p in r.positions),
             "stale": sum(1 for p in r.positions if p.stale),
             "visible_median_s": round(statistics.median(r.visible_s), 2) if r.visible_s else float("nan"),
+            "visible_max_s": round(max(r.visible_s), 2) if r.visible_s else float("nan"),
             "offset_syncs": r.offset_syncs}
 
 
 COLUMNS = ("samples", "exact", "rereads_total", "rereads_mean", "rereads_max", "misses", "stale",
-           "visible_median_s", "offset_syncs")
+           "visible_median_s", "visible_max_s", "offset_syncs")
 
 
 def report(results: dict[str, Result], args: argparse.Namespace) -> None:
@@ -323,6 +372,15 @@ def report(results: dict[str, Result], args: argparse.Namespace) -> None:
     print("|---" * (len(COLUMNS) + 1) + "|")
     for name, row in rows.items():
         print(f"| {name} | " + " | ".join(f"{row[c]:,}" for c in COLUMNS) + " |")
+    print("\nMean re-reads by records processed per partition (of " f"{args.records:,}):\n")
+    print("| processed | " + " | ".join(results) + " |")
+    print("|---" * (len(results) + 1) + "|")
+    for count in sample_counts(args.records, args.samples):
+        cells = []
+        for r in results.values():
+            at = [p for p in r.positions if p.processed == count]
+            cells.append(f"{statistics.fmean(p.rereads for p in at):,.1f}" if at else "")
+        print(f"| {count:,} | " + " | ".join(cells) + " |")
     for name, r in results.items():
         if r.aborted_on_target:
             print(f"\n{name}: B holds {r.aborted_on_target:,} records of aborted transactions "
@@ -345,7 +403,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--transactional", action="store_true",
                    help="write in transactions of 1..5 records per partition, about one in five aborted")
     p.add_argument("--cores", type=int, default=2, help="sparkmirror local[N] and tasks.max of both")
-    p.add_argument("--wait-s", type=float, default=10.0,
+    p.add_argument("--wait-s", type=float, default=6.0,
                    help="how long to wait for a checkpoint of a commit before taking the latest one")
     p.add_argument("--timeout-s", type=float, default=300.0, help="start-up and copy timeout")
     p.add_argument("--replicators", default=",".join(REPLICATORS))
@@ -362,19 +420,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def _run_one(rep: Replicator, source: str, target: str, args: argparse.Namespace,
-             results: dict[str, Result], errors: list[BaseException]) -> None:
-    try:
-        wait_caught_up(rep, target, args.partitions, args.records, args.timeout_s)
-        log(f"{rep.name}: copy complete; sampling")
-        results[rep.name] = measure(rep, source, target, args)
-        log(f"{rep.name}: {summary(results[rep.name])}")
-    except BaseException as exc:  # noqa: BLE001 - reported by the main thread
-        errors.append(exc)
+def _measure_one(rep: Replicator, source: str, target: str, args: argparse.Namespace) -> Result:
+    wait_caught_up(rep, target, args.partitions, args.records, args.timeout_s)
+    log(f"{rep.name}: copy complete; sampling")
+    result = measure(rep, source, target, args)
+    log(f"{rep.name}: {summary(result)}")
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("sparkmirror.librdkafka").setLevel(logging.CRITICAL)
     started = time.monotonic()
     names = [f"{PREFIX.removeprefix('sparkmirror-')}-{r}-{side}" for r in args.replicators for side in "AB"]
     log(f"starting {len(names)} clusters")
@@ -382,40 +439,24 @@ def main(argv: list[str] | None = None) -> int:
     reps: list[Replicator] = []
     try:
         with tempfile.TemporaryDirectory(prefix=f"{PREFIX}-") as work:
-            for i, name in enumerate(args.replicators):
-                source, target = clusters[2 * i].bootstrap_servers, clusters[2 * i + 1].bootstrap_servers
-                ClusterAdmin("A", {"bootstrap.servers": source}).create_topics(
-                    [NewTopicSpec(TOPIC, args.partitions, 1)])
-                t0 = time.monotonic()
-                if args.transactional:
-                    info = load_transactional(source, args.partitions, args.records, args.record_size, args.seed)
-                else:
-                    load_plain(source, args.partitions, args.records, args.record_size)
-                    info = {}
-                log(f"{name}: loaded {args.partitions} x {args.records:,} records into A in "
-                    f"{time.monotonic() - t0:.1f} s {info}")
+            pairs = [(clusters[2 * i].bootstrap_servers, clusters[2 * i + 1].bootstrap_servers)
+                     for i in range(len(args.replicators))]
+            t0 = time.monotonic()
+            infos = run_all([lambda source=source: load(source, args) for source, _ in pairs])
+            log(f"loaded {args.partitions} x {args.records:,} records into each A in {time.monotonic() - t0:.1f} s "
+                f"{infos[0] or ''}")
+            for name, (source, target) in zip(args.replicators, pairs, strict=True):
                 # The group exists before the replicator starts: MM2 lists groups only every
-                # refresh.groups.interval.seconds (default 600 s). It starts at the end, so the first sample
-                # (0 processed) is a rewind, which both replicators checkpoint.
-                ends = ClusterAdmin("A", {"bootstrap.servers": source}).watermarks(TOPIC, args.partitions)
-                commit(source, {p: high for p, (_, high) in ends.items()})
+                # refresh.groups.interval.seconds (default 600 s). It starts at 0 and only moves forward.
+                commit(source, dict.fromkeys(range(args.partitions), 0))
                 cls = MirrorMaker if name == "mm2" else Sparkmirror
                 reps.append(cls(source, target, args.cores, Path(work)))
             for rep in reps:
                 rep.start()
             log("replicators started: " + ", ".join(r.name for r in reps))
-            results: dict[str, Result] = {}
-            errors: list[BaseException] = []
-            threads = [threading.Thread(target=_run_one, args=(rep, clusters[2 * i].bootstrap_servers,
-                                                                clusters[2 * i + 1].bootstrap_servers, args,
-                                                                results, errors))
-                       for i, rep in enumerate(reps)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            if errors:
-                raise errors[0]
+            measured = run_all([lambda rep=rep, pair=pair: _measure_one(rep, *pair, args)
+                                 for rep, pair in zip(reps, pairs, strict=True)])
+            results = {r.name: r for r in measured}
             for rep in reps:
                 rep.stop()
     finally:

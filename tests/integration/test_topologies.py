@@ -301,8 +301,10 @@ def test_heartbeats_are_emitted_on_every_target_and_replicated_despite_the_topic
     # MM2 keeps each flow's offset syncs on its source cluster, named after the flow's target.
     syncs = {x: f"mm2-offset-syncs.{x}.internal" for x in (b, c)}
     assert topics_of_test(bootstraps[a], unique) == {t, syncs[b], syncs[c]}
-    assert topics_of_test(bootstraps[b], unique) - copies(b) == {u, f"{a}.{t}", syncs[c]}
-    assert topics_of_test(bootstraps[c], unique) - copies(c) == {f"{a}.{t}", f"{b}.{u}"}
+    # ... and its checkpoints on its target, named after its source; MM2's internal topics are never copied.
+    assert topics_of_test(bootstraps[b], unique) - copies(b) == {u, f"{a}.{t}", syncs[c], f"{a}.checkpoints.internal"}
+    assert topics_of_test(bootstraps[c], unique) - copies(c) == {f"{a}.{t}", f"{b}.{u}", f"{a}.checkpoints.internal",
+                                                                 f"{b}.checkpoints.internal"}
     assert read_rows(bootstraps[c], f"{a}.{t}") == rows("A", n, 1) == read_rows(bootstraps[b], f"{a}.{t}")
     assert read_rows(bootstraps[c], f"{b}.{u}") == rows("B", n, 1)
 
