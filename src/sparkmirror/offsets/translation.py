@@ -13,7 +13,7 @@ that meaning on the other side.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sparkmirror.model import PartitionSummary
@@ -227,9 +227,3 @@ class SyncIndex:
 
     def get(self, topic: str, partition: int) -> PartitionSyncs:
         return self.partitions.get((topic, partition)) or PartitionSyncs()
-
-    def prune(self, oldest_needed: Mapping[TopicPartition, int]) -> None:
-        """Forget syncs below the oldest committed offset any group still needs (per partition)."""
-        for key, offset in oldest_needed.items():
-            if key in self.partitions:
-                self.partitions[key].prune(offset)

@@ -81,7 +81,6 @@ class Checkpointer:
         self._filter = GroupFilter(flow.groups, flow.groups_exclude)
         self.index = SyncIndex()
         self.last: dict[CheckpointKey, Checkpoint] = {}
-        self.emitted = 0
 
     def start(self) -> None:
         """Create the checkpoints topic and load the checkpoints already in it."""
@@ -108,7 +107,6 @@ class Checkpointer:
             self._writer.write(self.checkpoints_topic, [encode_checkpoint(c) for c in plan.emit])
             for checkpoint in plan.emit:
                 self.last[(checkpoint.group, checkpoint.topic, checkpoint.partition)] = checkpoint
-            self.emitted += len(plan.emit)
             logger.info("flow %s: %d checkpoint(s) for %d group(s) written to %s", self.flow.name,
                         len(plan.emit), len({c.group for c in plan.emit}), self.checkpoints_topic)
         return len(plan.emit)

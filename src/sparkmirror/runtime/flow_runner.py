@@ -164,8 +164,8 @@ class FlowRunner:
     def start(self) -> None:
         """Create the flow's internal topics, then its remote topics, then start replicating."""
         self._create_internal_topics()
+        self._ensure_checkpointer()  # before the query: a flow that cannot checkpoint does not start
         self.refresh()
-        self._ensure_checkpointer()
 
     def _ensure_checkpointer(self) -> Checkpointer | None:
         """The flow's checkpointer, created when checkpoints are on (at start, or by a live config change)."""
