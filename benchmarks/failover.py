@@ -3,22 +3,33 @@
 Each replicator gets its own pair of local clusters A and B (four brokers in all, started together), the
 same source data in topic `bench` on A, and the same settings: `emit.checkpoints.interval.seconds = 1`,
 `tasks.max = --cores` and otherwise defaults (MM2's `offset.lag.max` is its default, 100). Both run at
-the same time. Once B holds the copy, one group on A is moved forward through --samples positions per
-partition, from 0 to the end. After each commit (a consumer that processed exactly that many records),
-the checkpoint the replicator writes for it on B is read with `sparkmirror.client.read_checkpoints` (it
-reads MM2's checkpoints too) and compared with the truth, found by matching the values on A and B:
+the same time. The group is created at offset 0 before the replicators start (MM2 lists groups only every
+`refresh.groups.interval.seconds`, default 600). Once B holds the copy, the group is moved forward through
+--samples positions per partition, from 0 to the end. After each commit (a consumer that processed exactly
+that many records), the checkpoint the replicator writes for it on B is read with
+`sparkmirror.client.read_checkpoints` (it reads MM2's checkpoints too) and compared with the truth, found
+by matching the values on A and B:
 
 - re-reads: records on B before the copy of the first unprocessed record that the consumer would process
   again after failing over to the checkpoint's downstream offset;
-- misses: records on B from that copy on that the consumer would skip.
+- misses: records from that copy on that the consumer would skip;
+- exact: neither (anywhere between the copy of the last processed record and that of the first
+  unprocessed one, where only transaction markers or copies of aborted records lie);
+- no checkpoint: the partition has no checkpoint of the group at all (the consumer would start at its
+  auto.offset.reset).
 
-MM2 writes a new checkpoint only when the translated offset moves (or the group rewinds), so a commit whose
-translation did not move gets none: after --wait-s the latest checkpoint is taken as what a failover would
-use then, and the sample is counted as "stale".
+MM2 writes a new checkpoint only when the translated offset moves, so a commit whose translation did not
+move gets none: after --wait-s the latest checkpoint is taken as what a failover would use, and the sample
+is counted as "stale". The time from commit to checkpoint visible is taken from a consumer following the
+checkpoints topic, for each position that moved and got a checkpoint of its own ("timed").
+
+With --transactional, one producer per partition writes transactions of 1..5 records and aborts about one
+in five (after the records are on the log). Both replicators read the source with the Java default
+`isolation.level = read_uncommitted`, so the aborted records are copied to B as ordinary records.
 
     python -m benchmarks.failover                   # 4 partitions x 20,000 records, 20 positions each
-    python -m benchmarks.failover --transactional   # transactions of 1..5 records, some aborted
-    python -m benchmarks.failover --smoke           # tiny sizes
+    python -m benchmarks.failover --transactional   # the same records, in transactions with gaps
+    python -m benchmarks.failover --smoke           # tiny sizes, 1 to 3 minutes
 """
 
 from __future__ import annotations
@@ -40,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_CREATE_TIME, Consumer, Producer, TopicPartition
 
 from sparkmirror import client
 from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER, LocalKafkaCluster, start_clusters
@@ -48,17 +59,19 @@ from sparkmirror.embedded.mirror_maker import LocalMirrorMaker
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import KafkaRecord, NewTopicSpec
+from sparkmirror.offsets.codec import decode_checkpoint
 
 PREFIX = "sparkmirror-bench-failover"  # in every process's command line: `pkill -f sparkmirror-bench-`
 TOPIC = "bench"
 REMOTE = f"A.{TOPIC}"
+CHECKPOINTS = "A.checkpoints.internal"  # on B, for both replicators
 GROUP = "bench-failover-app"
 REPLICATORS = ("mm2", "sparkmirror")
 MM2_DEFAULT_OFFSET_LAG_MAX = 100
 MM2_HEAP = ("256m", "1g")
 CONNECT_SINGLE_BROKER = "".join(f"{k}.storage.replication.factor = 1\n" for k in ("offset", "status", "config"))
 SMOKE = {"partitions": 2, "records": 500, "samples": 5}
-POLL_S = 0.1
+POLL_S = 0.02
 CHECKPOINT_INTERVAL_S = 1
 T = TypeVar("T")
 QUIET = logging.getLogger("sparkmirror.librdkafka")  # silenced in main(), as benchmarks.run does
@@ -237,8 +250,7 @@ class Position:
 class Result:
     name: str
     positions: list[Position] = field(default_factory=list)
-    visible_s: list[float] = field(default_factory=list)  # commit -> checkpoints of all partitions visible
-    read_s: list[float] = field(default_factory=list)  # each read of the checkpoints topic
+    visible_s: list[float] = field(default_factory=list)  # commit -> the partition's checkpoint visible
     offset_syncs: int = 0
     remote_records: int = 0
     source_records: int = 0
@@ -268,6 +280,51 @@ def wait_until(what: str, check: Callable[[], bool], timeout_s: float, rep: Repl
         time.sleep(poll_s)
 
 
+class CheckpointTail:
+    """A consumer that follows `A.checkpoints.internal` on B and notes when each of GROUP's checkpoints for
+    the remote topic arrives: commit-to-visible times to about POLL_S, where one read_checkpoints() takes
+    about half a second."""
+
+    def __init__(self, target: str) -> None:
+        self._consumer = Consumer({"bootstrap.servers": target, "group.id": f"{PREFIX}-tail-{time.time_ns()}",
+                                   "enable.auto.commit": "false", "isolation.level": "read_committed",
+                                   "fetch.wait.max.ms": 10, "logger": QUIET})
+        self._consumer.assign([TopicPartition(CHECKPOINTS, 0, OFFSET_BEGINNING)])
+        self._latest: dict[int, tuple[int, float]] = {}  # partition -> (upstream offset, seen at)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for msg in self._consumer.consume(1000, timeout=0.02):
+                if msg.error():
+                    continue
+                cp = decode_checkpoint(msg.key(), msg.value())
+                if cp.group == GROUP and cp.topic == REMOTE:
+                    with self._lock:
+                        self._latest[cp.partition] = (cp.upstream_offset, time.monotonic())
+
+    def reached(self, offsets: dict[int, int]) -> bool:
+        with self._lock:
+            return all(self._latest.get(p, (None,))[0] == o for p, o in offsets.items())
+
+    def seen_at(self, partition: int, upstream: int) -> float | None:
+        """When the checkpoint of `partition` at `upstream` arrived, if it is the latest one."""
+        with self._lock:
+            offset, seen = self._latest.get(partition, (None, 0.0))
+            return seen if offset == upstream else None
+
+    def __enter__(self) -> CheckpointTail:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self._consumer.close()
+
+
 def _counts(admin: ClusterAdmin, topic: str, partitions: int) -> dict[int, int] | None:
     if topic not in admin.topic_partitions():
         return None
@@ -275,7 +332,8 @@ def _counts(admin: ClusterAdmin, topic: str, partitions: int) -> dict[int, int] 
 
 
 def wait_caught_up(rep: Replicator, target: str, partitions: int, committed: int, timeout_s: float) -> None:
-    """Until B's copy holds at least the committed records of every partition and stopped growing for 3 s."""
+    """Until B's copy holds at least the committed records of every partition and stopped growing for 3 s,
+    and the checkpoints topic exists."""
     admin = ClusterAdmin("B", {"bootstrap.servers": target})
     last: list[object] = [None, time.monotonic()]
 
@@ -284,7 +342,8 @@ def wait_caught_up(rep: Replicator, target: str, partitions: int, committed: int
         if counts != last[0]:
             last[:] = [counts, time.monotonic()]
             return False
-        return counts is not None and min(counts.values()) >= committed and time.monotonic() - last[1] >= 3
+        return (counts is not None and min(counts.values()) >= committed and time.monotonic() - last[1] >= 3
+                and CHECKPOINTS in admin.topic_partitions())
 
     wait_until(f"full copy of {TOPIC} on B", done, timeout_s, rep)
 
@@ -310,45 +369,46 @@ def measure(rep: Replicator, source: str, target: str, args: argparse.Namespace)
     result.remote_records = sum(len(v) for v in remote.values())
     previous = dict.fromkeys(range(args.partitions), 0)  # committed before the replicator started
     jitter = random.Random(args.seed)  # noqa: S311 - benchmark timing
-    for n, count in enumerate(sample_counts(args.records, args.samples)):
-        offsets = {p: (truth[p][0][count - 1] + 1 if count else 0) for p in range(args.partitions)}
-        moved, previous = offsets != previous, offsets
-        # A commit right after the previous checkpoint was seen would always land at the same phase of the
-        # checkpoint interval; a random pause spreads the commits over it.
-        time.sleep(jitter.uniform(0, CHECKPOINT_INTERVAL_S))
-        commit(source, offsets)
-        committed_at = time.monotonic()
-        got, stale = {}, False
-        while True:
-            read_at = time.monotonic()
+    with CheckpointTail(target) as tail:
+        for n, count in enumerate(sample_counts(args.records, args.samples)):
+            offsets = {p: (truth[p][0][count - 1] + 1 if count else 0) for p in range(args.partitions)}
+            before, previous = previous, offsets
+            # A commit right after the previous checkpoint was seen would always land at the same phase of
+            # the checkpoint interval; a random pause spreads the commits over it.
+            time.sleep(jitter.uniform(0, CHECKPOINT_INTERVAL_S))
+            commit(source, offsets)
+            committed_at = time.monotonic()
+            stale = False
+            while not tail.reached(offsets):
+                if rep.exited() is not None:
+                    raise RuntimeError(f"{rep.name} exited ({rep.exited()}):\n{rep.log_tail()}")
+                if time.monotonic() - committed_at > args.wait_s:
+                    stale = True
+                    break
+                time.sleep(POLL_S)
+            for p, o in offsets.items():  # per partition that moved and got a checkpoint of its own
+                seen = tail.seen_at(p, o)
+                if o != before[p] and seen is not None:
+                    result.visible_s.append(seen - committed_at)
             got = {cp.partition: cp for cp in client.read_checkpoints(rep.config, "A", "B", GROUP).values()
                    if cp.topic == REMOTE}
-            result.read_s.append(time.monotonic() - read_at)
-            if all(p in got and got[p].upstream_offset == o for p, o in offsets.items()):
-                if moved:  # the first sample (0 processed) was checkpointed before: no time to measure
-                    result.visible_s.append(time.monotonic() - committed_at)
-                break
-            if rep.exited() is not None:
-                raise RuntimeError(f"{rep.name} exited ({rep.exited()}):\n{rep.log_tail()}")
-            if time.monotonic() - committed_at > args.wait_s:
-                stale = True
-                break
-            time.sleep(POLL_S)
-        for p, upstream_offset in offsets.items():
-            if p not in got:  # the replicator could not translate any commit of this partition yet
-                result.positions.append(Position(p, count, upstream_offset, None, 0, 0, False))
-                continue
-            _, b_offsets, lows, highs = truth[p]
-            down = got[p].downstream_offset
-            rereads = bisect.bisect_left(b_offsets, lows[count]) - bisect.bisect_left(b_offsets, down)
-            misses = bisect.bisect_left(b_offsets, down) - bisect.bisect_left(b_offsets, highs[count])
-            fresh = not stale or got[p].upstream_offset == upstream_offset
-            result.positions.append(Position(p, count, upstream_offset, down, max(0, rereads), max(0, misses),
-                                             not fresh))
-        if n % 5 == 0 or stale:
-            log(f"{rep.name}: {count} processed per partition -> checkpoints "
-                f"{ {p: (got[p].upstream_offset, got[p].downstream_offset) for p in sorted(got)} }"
-                f"{' (stale)' if stale else ''}")
+            if not stale and any(got[p].upstream_offset != o for p, o in offsets.items()):
+                raise RuntimeError(f"{rep.name}: read_checkpoints gives {got}, the topic's tail gave {offsets}")
+            for p, upstream_offset in offsets.items():
+                if p not in got:  # the replicator could not translate any commit of this partition yet
+                    result.positions.append(Position(p, count, upstream_offset, None, 0, 0, False))
+                    continue
+                _, b_offsets, lows, highs = truth[p]
+                down = got[p].downstream_offset
+                rereads = bisect.bisect_left(b_offsets, lows[count]) - bisect.bisect_left(b_offsets, down)
+                misses = bisect.bisect_left(b_offsets, down) - bisect.bisect_left(b_offsets, highs[count])
+                fresh = not stale or got[p].upstream_offset == upstream_offset
+                result.positions.append(Position(p, count, upstream_offset, down, max(0, rereads), max(0, misses),
+                                                 not fresh))
+            if n % 5 == 0 or stale:
+                log(f"{rep.name}: {count} processed per partition -> checkpoints "
+                    f"{ {p: (got[p].upstream_offset, got[p].downstream_offset) for p in sorted(got)} }"
+                    f"{' (stale)' if stale else ''}")
     result.offset_syncs = sum(1 for s in client.read_offset_syncs(rep.config, "A", "B") if s.topic == TOPIC)
     return result
 
@@ -364,13 +424,14 @@ def summary(r: Result) -> dict[str, float | int]:
             "rereads_total": sum(rereads), "rereads_mean": round(statistics.fmean(rereads), 2) if rereads else 0,
             "rereads_max": max(rereads, default=0), "misses": sum(p.misses for p in checkpointed),
             "stale": sum(1 for p in checkpointed if p.stale),
+            "timed": len(r.visible_s),
             "visible_median_s": round(statistics.median(r.visible_s), 2) if r.visible_s else float("nan"),
             "visible_max_s": round(max(r.visible_s), 2) if r.visible_s else float("nan"),
             "offset_syncs": r.offset_syncs}
 
 
 COLUMNS = ("samples", "exact", "no_checkpoint", "rereads_total", "rereads_mean", "rereads_max", "misses", "stale",
-           "visible_median_s", "visible_max_s", "offset_syncs")
+           "timed", "visible_median_s", "visible_max_s", "offset_syncs")
 
 
 def report(results: dict[str, Result], args: argparse.Namespace) -> None:
@@ -382,7 +443,7 @@ def report(results: dict[str, Result], args: argparse.Namespace) -> None:
     print("|---" * (len(COLUMNS) + 1) + "|")
     for name, row in rows.items():
         print(f"| {name} | " + " | ".join(f"{row[c]:,}" for c in COLUMNS) + " |")
-    print("\nMean re-reads by records processed per partition (of " f"{args.records:,}):\n")
+    print(f"\nMean re-reads by records processed per partition (of {args.records:,}):\n")
     print("| processed | " + " | ".join(results) + " |")
     print("|---" * (len(results) + 1) + "|")
     for count in sample_counts(args.records, args.samples):
@@ -392,9 +453,6 @@ def report(results: dict[str, Result], args: argparse.Namespace) -> None:
             cells.append(f"{statistics.fmean(p.rereads for p in at):,.1f}" if at else "")
         print(f"| {count:,} | " + " | ".join(cells) + " |")
     for name, r in results.items():
-        if r.read_s:
-            print(f"\n{name}: one read of the checkpoints topic took {statistics.median(r.read_s):.2f} s "
-                  f"(median), then {POLL_S} s pause: the resolution of the visible_* times")
         if r.aborted_on_target:
             print(f"\n{name}: B holds {r.aborted_on_target:,} records of aborted transactions "
                   f"({r.remote_records:,} records on B, {r.source_records:,} committed on A)")
