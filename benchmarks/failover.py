@@ -37,9 +37,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import logging
-import os
 import random
-import signal
 import statistics
 import subprocess
 import sys
@@ -53,9 +51,10 @@ from typing import TypeVar
 
 from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_CREATE_TIME, Consumer, Producer, TopicPartition
 
+from benchmarks.replicators import start_sparkmirror, stop_process_group, tail
 from sparkmirror import client
 from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER, LocalKafkaCluster, start_clusters
-from sparkmirror.embedded.mirror_maker import LocalMirrorMaker
+from sparkmirror.embedded.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import KafkaRecord, NewTopicSpec
@@ -69,7 +68,6 @@ GROUP = "bench-failover-app"
 REPLICATORS = ("mm2", "sparkmirror")
 MM2_DEFAULT_OFFSET_LAG_MAX = 100
 MM2_HEAP = ("256m", "1g")
-CONNECT_SINGLE_BROKER = "".join(f"{k}.storage.replication.factor = 1\n" for k in ("offset", "status", "config"))
 SMOKE = {"partitions": 2, "records": 500, "samples": 5}
 POLL_S = 0.02
 CHECKPOINT_INTERVAL_S = 1
@@ -129,26 +127,16 @@ class Sparkmirror:
         self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        with open(self._log, "wb") as out:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "sparkmirror", "run", "--config", str(self.config), "--state-dir",
-                 str(self._dir / "state")], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        self._proc = start_sparkmirror(self.config, self._dir, self._log)
 
     def exited(self) -> int | None:
         return self._proc.poll() if self._proc else None
 
     def log_tail(self) -> str:
-        lines = self._log.read_text(errors="replace").splitlines() if self._log.exists() else []
-        return "\n".join(lines[-30:])
+        return tail(self._log)
 
     def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            os.killpg(self._proc.pid, signal.SIGTERM)
-            try:
-                self._proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait()
+        stop_process_group(self._proc)
 
 
 Replicator = MirrorMaker | Sparkmirror

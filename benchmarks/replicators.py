@@ -14,7 +14,7 @@ from pathlib import Path
 from benchmarks.measure import TreeSampler, Usage
 from sparkmirror.embedded import jars
 from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
-from sparkmirror.embedded.mirror_maker import LocalMirrorMaker
+from sparkmirror.embedded.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
 from sparkmirror.kafka.admin import ClusterAdmin
 
 POLL_S = 0.25
@@ -34,12 +34,34 @@ class Run:
 
 
 def _mm2_properties(source: str, target: str, topics: str, tasks: int, extra: str = "") -> str:
-    rf = "\n".join(f"{k}.replication.factor = 1" for k in (
-        "checkpoints.topic", "heartbeats.topic", "offset-syncs.topic", "offset.storage", "status.storage",
-        "config.storage"))
     return (f"clusters = mm2src, tgt\nmm2src.bootstrap.servers = {source}\ntgt.bootstrap.servers = {target}\n"
             f"mm2src->tgt.enabled = true\nmm2src->tgt.topics = {topics}\ntgt->mm2src.enabled = false\n"
-            f"tasks.max = {tasks}\nreplication.factor = 1\n{rf}\n{extra}")
+            f"tasks.max = {tasks}\n{SINGLE_BROKER}{CONNECT_SINGLE_BROKER}{extra}")
+
+
+def start_sparkmirror(config: Path, run_dir: Path, log: Path) -> subprocess.Popen[bytes]:
+    """`sparkmirror run` on a properties file, in its own process group, state under `run_dir`."""
+    with open(log, "wb") as out:
+        return subprocess.Popen([sys.executable, "-m", "sparkmirror", "run", "--config", str(config),
+                                 "--state-dir", str(run_dir / "state")], stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def stop_process_group(proc: subprocess.Popen[bytes] | None, timeout_s: float = 60.0) -> None:
+    """SIGTERM the process group (a clean stop), SIGKILL it if it is still there after `timeout_s`."""
+    if proc is not None and proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def tail(path: Path | None, lines: int = 30) -> str:
+    if path is None or not path.exists():
+        return ""
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 class MirrorMakerRunner:
@@ -86,29 +108,18 @@ class SparkmirrorRunner:
                           f"smsrc->tgt.topics = {topics}\n{SINGLE_BROKER}"
                           f"spark.master = local[{self.cores}]\ntasks.max = {self.cores}\n{extra}")
         self._log = run_dir / "sparkmirror.log"
-        with open(self._log, "wb") as log:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "sparkmirror", "run", "--config", str(config), "--state-dir",
-                 str(run_dir / "state")], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self._proc = start_sparkmirror(config, run_dir, self._log)
         return self._proc
 
     def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            os.killpg(self._proc.pid, signal.SIGTERM)
-            try:
-                self._proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait()
+        stop_process_group(self._proc)
 
     @property
     def log_path(self) -> Path | None:
         return self._log
 
     def log_tail(self) -> str:
-        if self._log is None or not self._log.exists():
-            return ""
-        return "\n".join(self._log.read_text(errors="replace").splitlines()[-30:])
+        return tail(self._log)
 
 
 def count_records(admin: ClusterAdmin, topics: dict[str, int]) -> int:

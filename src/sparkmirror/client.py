@@ -34,7 +34,8 @@ from sparkmirror.offsets.failover import (
 )
 from sparkmirror.offsets.translation import SyncIndex
 from sparkmirror.policy.filters import TopicFilter
-from sparkmirror.policy.replication import policy_for, should_replicate_topic
+from sparkmirror.policy.replication import should_replicate_topic
+from sparkmirror.runtime.flow_runner import flow_policy, offset_syncs_topic
 
 __all__ = ["OffsetTranslation", "PartitionTranslation", "failback", "failover", "read_checkpoints",
            "read_offset_syncs", "translate_offsets"]
@@ -75,21 +76,14 @@ def _config(config: ConfigLike) -> MirrorMakerConfig:
     return config if isinstance(config, MirrorMakerConfig) else load_config(config)
 
 
-def _policy(flow: FlowConfig):  # noqa: ANN202 - policy.replication.ReplicationPolicy
-    return policy_for(flow.replication_policy, flow.separator, flow.internal_topic_separator_enabled,
-                      source_alias=flow.source)
-
-
 def _settings(flow: FlowConfig, alias: str) -> dict[str, str]:
     side = flow.source_admin if alias == flow.source else flow.target_admin
     return librdkafka_settings(side, "admin", side.origin)
 
 
 def _syncs_location(flow: FlowConfig) -> tuple[str, str]:
-    """(cluster holding the flow's offset syncs, topic name): MM2's offsetSyncsTopic rule."""
-    on_source = flow.offset_syncs_topic_location == "source"
-    other = flow.target if on_source else flow.source
-    return (flow.source if on_source else flow.target), _policy(flow).offset_syncs_topic(other)
+    """(cluster holding the flow's offset syncs, topic name), as the flow writes them."""
+    return (flow.source if flow.offset_syncs_topic_location == "source" else flow.target), offset_syncs_topic(flow)
 
 
 def _records(flow: FlowConfig, alias: str, topic: str):  # noqa: ANN202 - list of InternalRecord
@@ -112,7 +106,7 @@ def _sync_index(flow: FlowConfig) -> SyncIndex:
 
 
 def _checkpoint_records(flow: FlowConfig) -> list[tuple[Checkpoint, int]]:
-    topic = _policy(flow).checkpoints_topic(flow.source)
+    topic = flow_policy(flow).checkpoints_topic(flow.source)
     return [(decode_checkpoint(r.key, r.value), r.timestamp_ms) for r in _records(flow, flow.target, topic)]
 
 
@@ -124,9 +118,9 @@ def read_checkpoints(config: ConfigLike, source: str, target: str,
     return latest_checkpoints((c for c, _ in _checkpoint_records(flow)), group)
 
 
-def _reachable(flow: FlowConfig, alias: str) -> bool:
+def _reachable(admin: ClusterAdmin) -> bool:
     try:
-        ClusterAdmin(alias, _settings(flow, alias)).probe(PROBE_TIMEOUT_S)
+        admin.probe(PROBE_TIMEOUT_S)
     except ClusterUnreachableError:
         return False
     return True
@@ -155,7 +149,8 @@ def translate_offsets(config: ConfigLike, group: str, source: str, target: str) 
     warnings: list[str] = []
     target_admin = ClusterAdmin(target, _settings(forward, target))
     target_admin.probe(PROBE_TIMEOUT_S)
-    if not _reachable(forward, source):
+    source_admin = ClusterAdmin(source, _settings(forward, source))
+    if not _reachable(source_admin):
         checkpoints = _checkpoint_records(forward)
         latest = latest_checkpoints((c for c, _ in checkpoints), group)
         written = {key_of(c): ts for c, ts in checkpoints if c.group == group}
@@ -165,7 +160,7 @@ def translate_offsets(config: ConfigLike, group: str, source: str, target: str) 
                         f"records not replicated before it went down are not on '{target}'")
         if not rows:
             warnings.append(f"no checkpoint for group '{group}' in "
-                            f"'{_policy(forward).checkpoints_topic(source)}' on '{target}'")
+                            f"'{flow_policy(forward).checkpoints_topic(source)}' on '{target}'")
         ends = _ends(target_admin, {(r.remote_topic, r.partition) for r in rows if r.remote_topic})
         return OffsetTranslation(group, source, target, "checkpoints", with_lag(rows, ends), warnings)
     committed = ConsumerGroups(source, _settings(forward, source)).committed([group]).get(group, {})
@@ -175,7 +170,7 @@ def translate_offsets(config: ConfigLike, group: str, source: str, target: str) 
     reverse_syncs = _reverse_syncs(reverse, warnings)
     rows = plan_move(committed, source, target, forward_syncs, reverse_syncs)
     ends = _ends(target_admin, {(r.remote_topic, r.partition) for r in rows if r.remote_topic})
-    source_ends = _ends(ClusterAdmin(source, _settings(forward, source)),
+    source_ends = _ends(source_admin,
                         {(r.topic, r.partition) for r in rows if r.route == "offset syncs"})
     return OffsetTranslation(group, source, target, "live",
                              with_lag(rows, ends, unreplicated_offsets(forward_syncs, source_ends)), warnings)
@@ -193,7 +188,7 @@ def _reverse_syncs(flow: FlowConfig, warnings: list[str]) -> FlowSyncs | None:
 
 
 def _flow_syncs(flow: FlowConfig, index: SyncIndex) -> FlowSyncs:
-    policy = _policy(flow)
+    policy = flow_policy(flow)
 
     def upstream_topic(topic: str) -> str | None:
         return policy.upstream_topic(topic) if policy.topic_source(topic) == flow.source else None

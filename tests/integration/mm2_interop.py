@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sparkmirror.embedded import jars
 from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
-from sparkmirror.embedded.mirror_maker import LocalMirrorMaker
+from sparkmirror.embedded.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
 from sparkmirror.kafka.admin import ClusterAdmin
 
 from .conftest import wait_until
@@ -35,7 +35,6 @@ JAVA_TIMEOUT_S = 90.0  # JVM start plus the program's own 30 s read of the check
 MM2_START_TIMEOUT_S = 120.0
 MM2_HEAP = ("256m", "768m")
 # Dedicated-mode MM2 also runs Connect herders, whose storage topics default to 3 replicas.
-CONNECT_SINGLE_BROKER = "".join(f"{k}.storage.replication.factor = 1\n" for k in ("offset", "status", "config"))
 _TRANSLATION_LINE = re.compile(r"([^\t]+)\t(\d+)\t(-?\d+)")
 
 

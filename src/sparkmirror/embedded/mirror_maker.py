@@ -19,6 +19,9 @@ logger = logging.getLogger(__name__)
 MAIN_CLASS = "org.apache.kafka.connect.mirror.MirrorMaker"
 DEFAULT_HEAP = ("256m", "2g")  # what connect-mirror-maker.sh gives it
 STOP_TIMEOUT_S = 60.0
+# MM2's dedicated mode keeps Connect's own state in three topics (replication factor 3 by default);
+# a single-broker cluster needs these beside kafka_cluster.SINGLE_BROKER.
+CONNECT_SINGLE_BROKER = "".join(f"{k}.storage.replication.factor = 1\n" for k in ("offset", "status", "config"))
 
 
 class LocalMirrorMaker:
