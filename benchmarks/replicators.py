@@ -89,13 +89,15 @@ class MirrorMakerRunner:
 
 
 class SparkmirrorRunner:
-    """`sparkmirror run` as a separate process, Spark on `local[cores]`."""
+    """`sparkmirror run` as a separate process: micro-batches with Spark on `local[cores]`, or Real-Time Mode
+    with Spark's default sizing (a task slot per source partition, on the same cores)."""
 
-    name = "sparkmirror"
     source_alias = "smsrc"
 
-    def __init__(self, source: str, target: str, cores: int, workdir: Path) -> None:
+    def __init__(self, source: str, target: str, cores: int, workdir: Path, trigger: str = "micro-batch") -> None:
         self.source, self.target, self.cores, self.workdir = source, target, cores, workdir
+        self.trigger = trigger
+        self.name = "sparkmirror" if trigger == "micro-batch" else f"sparkmirror-{trigger}"
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: Path | None = None
 
@@ -106,7 +108,9 @@ class SparkmirrorRunner:
         config.write_text(f"clusters = smsrc, tgt\nsmsrc.bootstrap.servers = {self.source}\n"
                           f"tgt.bootstrap.servers = {self.target}\nsmsrc->tgt.enabled = true\n"
                           f"smsrc->tgt.topics = {topics}\n{SINGLE_BROKER}"
-                          f"spark.master = local[{self.cores}]\ntasks.max = {self.cores}\n{extra}")
+                          f"tasks.max = {self.cores}\nsparkmirror.trigger.mode = {self.trigger}\n"
+                          + (f"spark.master = local[{self.cores}]\n" if self.trigger == "micro-batch" else "")
+                          + extra)
         self._log = run_dir / "sparkmirror.log"
         self._proc = start_sparkmirror(config, run_dir, self._log)
         return self._proc

@@ -44,6 +44,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--scale-records", type=int, default=None, help="scale backlog (default: --records)")
     p.add_argument("--modes", default=",".join(MODES), help=f"comma list of {', '.join(MODES)}")
     p.add_argument("--replicators", default="mm2,sparkmirror", help="comma list of mm2, sparkmirror")
+    p.add_argument("--latency-triggers", default="micro-batch,real-time",
+                   help="sparkmirror trigger modes measured in latency mode (comma list)")
     p.add_argument("--quick", action="store_true", help=f"reduced run: {QUICK}")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON result")
@@ -58,6 +60,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if unknown:
         p.error(f"unknown mode or replicator: {', '.join(sorted(unknown))}")
     args.scale_records = args.scale_records or args.records
+    args.latency_triggers = [m for m in args.latency_triggers.split(",") if m]
     return args
 
 
@@ -65,6 +68,7 @@ def figures(run: Run, records: int, record_size: int) -> dict[str, float | None]
     mb = records * (record_size + dataset.KEY_BYTES) / 1e6
     return {"records_per_s": round(records / run.wall_s, 1), "mb_per_s": round(mb / run.wall_s, 2),
             "wall_s": run.wall_s, "first_record_s": run.first_record_s, "cpu_s": run.usage.cpu_s,
+            "cpu_s_per_million_records": round(run.usage.cpu_s / records * 1e6, 2),
             "peak_rss_mb": run.usage.peak_rss_mb}
 
 
@@ -104,6 +108,12 @@ def run_throughput(args: argparse.Namespace, src: str, tgt: str, runners: dict, 
 
 def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
     src_admin, _ = _admins(src, tgt)
+    runners = dict(runners)
+    if "sparkmirror" in runners:  # one entry per trigger mode, micro-batch first
+        base = runners.pop("sparkmirror")
+        for trigger in args.latency_triggers:
+            runner = SparkmirrorRunner(base.source, base.target, base.cores, base.workdir, trigger)
+            runners[runner.name] = runner
     for name, runner in runners.items():
         topic = f"latency-{name}"
         _create(src_admin, {topic: args.partitions})
@@ -113,6 +123,7 @@ def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, res
         entry = result["replicators"].setdefault(name, {})
         entry.update({k: lat[k] for k in ("p50_ms", "p99_ms", "max_ms")})
         entry["latency_records"] = lat["records"]
+        entry["latency_cpu_s_per_million_records"] = round(lat["cpu_s"] / max(lat["records"], 1) * 1e6, 2)
         log(f"{name}: {lat}")
 
 
@@ -147,14 +158,18 @@ def ratios(result: dict) -> None:
         result["throughput_ratio_vs_mm2"] = round(sm / reps["mm2"]["records_per_s"], 3)
     if sm and reps.get("limit", {}).get("records_per_s"):
         result["throughput_ratio_vs_limit"] = round(sm / reps["limit"]["records_per_s"], 3)
+    mm2_p99 = reps.get("mm2", {}).get("p99_ms")
+    sm_p99 = [row["p99_ms"] for name, row in reps.items() if name.startswith("sparkmirror") and row.get("p99_ms")]
+    if mm2_p99 and sm_p99:  # sparkmirror's best trigger mode against MM2, same run
+        result["latency_p99_ratio_vs_mm2"] = round(min(sm_p99) / mm2_p99, 3)
     scale = result["scale"]
     if scale.get("sparkmirror") and scale.get("mm2"):
         result["scale_throughput_ratio_vs_mm2"] = round(
             scale["sparkmirror"]["records_per_s"] / scale["mm2"]["records_per_s"], 3)
 
 
-COLUMNS = ("records_per_s", "mb_per_s", "wall_s", "first_record_s", "cpu_s", "peak_rss_mb",
-           "p50_ms", "p99_ms", "max_ms")
+COLUMNS = ("records_per_s", "mb_per_s", "wall_s", "first_record_s", "cpu_s", "cpu_s_per_million_records",
+           "peak_rss_mb", "p50_ms", "p99_ms", "max_ms", "latency_cpu_s_per_million_records")
 
 
 def markdown(result: dict) -> str:
@@ -168,7 +183,8 @@ def markdown(result: dict) -> str:
         lines += ["", f"### scale ({result['parameters']['scale_topics']} topics x "
                       f"{result['parameters']['scale_partitions']} partitions)", *table(result["scale"])]
     lines.append("")
-    for key in ("throughput_ratio_vs_mm2", "throughput_ratio_vs_limit", "scale_throughput_ratio_vs_mm2"):
+    for key in ("throughput_ratio_vs_mm2", "throughput_ratio_vs_limit", "scale_throughput_ratio_vs_mm2",
+                "latency_p99_ratio_vs_mm2"):
         if key in result:
             lines.append(f"- {key}: {result[key]}")
     return "\n".join(lines)

@@ -107,7 +107,9 @@ def more_clusters() -> Iterator[list[str]]:
 def spark():
     from sparkmirror.pipeline.session import build_spark_session
 
-    session = build_spark_session({"spark.master": "local[2,4]"})
+    # Enough slots for the Real-Time Mode tests (a long task per source partition); micro-batch flows still use
+    # at most tasks.max (default: the cores) tasks per batch.
+    session = build_spark_session({"spark.master": "local[12,4]"})
     yield session
     session.stop()
 

@@ -39,7 +39,8 @@ _FIELD_KEYS = {
     "heartbeats_replication_enabled": keys.HEARTBEATS_REPLICATION_ENABLED,
     "exactly_once_support": keys.EXACTLY_ONCE_SUPPORT, "tasks_max": keys.TASKS_MAX,
     "consumer_poll_timeout_ms": keys.CONSUMER_POLL_TIMEOUT_MS, "admin_timeout_ms": keys.ADMIN_TIMEOUT_MS,
-    "max_offsets_per_trigger": keys.MAX_OFFSETS_PER_TRIGGER,
+    "max_offsets_per_trigger": keys.MAX_OFFSETS_PER_TRIGGER, "trigger_mode": keys.TRIGGER_MODE,
+    "real_time_epoch_ms": keys.REAL_TIME_EPOCH_MS, "report_interval_ms": keys.REPORT_INTERVAL_MS,
     **{name: name.replace("_", ".") for name in _SCHEDULE_FIELDS},  # emit_heartbeats -> emit.heartbeats
 }
 

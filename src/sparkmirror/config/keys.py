@@ -104,6 +104,15 @@ DEFAULT_SCHEDULES = {
 MAX_OFFSETS_PER_TRIGGER = "sparkmirror.max.offsets.per.trigger"
 # The provenance header (policy/provenance.py): auto = on with identity names, where names cannot stop cycles.
 PROVENANCE_HEADER_ENABLED = "sparkmirror.provenance.header.enabled"
+# The record path's trigger (pipeline/options.TriggerSpec): micro-batch (backlogs, many partitions) or real-time
+# (Spark's Real-Time Mode: one long task per source partition, for latency).
+TRIGGER_MODE = "sparkmirror.trigger.mode"
+TRIGGER_MODES = ("micro-batch", "real-time")
+REAL_TIME_EPOCH_MS = "sparkmirror.real.time.epoch.ms"
+DEFAULT_REAL_TIME_EPOCH_MS = 60_000
+# How often the record path's writers report what the target acknowledged (positions, offset syncs).
+REPORT_INTERVAL_MS = "sparkmirror.report.interval.ms"
+DEFAULT_REPORT_INTERVAL_MS = 500
 SPARK_PREFIX = "spark."
 # Connect's own connector settings (ConnectorConfig): valid in an MM2 file, meaningless here.
 CONNECT_CONNECTOR_KEYS = frozenset({

@@ -137,6 +137,9 @@ class FlowConfig:
     offset_syncs_producer: ClientSettings = field(default_factory=ClientSettings)  # on offset_syncs_topic_location
     heartbeats_producer: ClientSettings = field(default_factory=ClientSettings)  # MM2's heartbeat task: target
     provenance_header: str = "auto"  # "auto" (identity policy only) | "true" | "false"
+    trigger_mode: str = keys.TRIGGER_MODES[0]
+    real_time_epoch_ms: int = keys.DEFAULT_REAL_TIME_EPOCH_MS
+    report_interval_ms: int = keys.DEFAULT_REPORT_INTERVAL_MS
 
     @property
     def provenance_enabled(self) -> bool:
@@ -219,7 +222,7 @@ FLOW_KEYS = frozenset({
     keys.HEARTBEATS_TOPIC_REPLICATION_FACTOR, keys.OFFSET_SYNCS_TOPIC_LOCATION, keys.EMIT_OFFSET_SYNCS_ENABLED,
     keys.OFFSET_LAG_MAX, keys.HEARTBEATS_REPLICATION_ENABLED, keys.EXACTLY_ONCE_SUPPORT, keys.TASKS_MAX,
     keys.CONSUMER_POLL_TIMEOUT_MS, keys.ADMIN_TIMEOUT_MS, keys.METRIC_NAMES_FORMATS, keys.MAX_OFFSETS_PER_TRIGGER,
-    keys.PROVENANCE_HEADER_ENABLED,
+    keys.PROVENANCE_HEADER_ENABLED, keys.TRIGGER_MODE, keys.REAL_TIME_EPOCH_MS, keys.REPORT_INTERVAL_MS,
     *keys.DEFAULT_PLUGIN_CLASSES, *keys.DEPRECATED_ALIASES, *_SCHEDULE_KEYS,
 })
 # Flow-level prefixes of client settings (MirrorConnectorConfig and Connect's client overrides).
@@ -399,6 +402,10 @@ class _Builder:
             offset_syncs_producer=self._settings(client_props(conn, location, "producer")),
             heartbeats_producer=self._settings(client_props(conn, "target", "producer")),
             provenance_header=r.choice(keys.PROVENANCE_HEADER_ENABLED, "auto", ("auto", "true", "false")),
+            trigger_mode=r.choice(keys.TRIGGER_MODE, keys.TRIGGER_MODES[0], keys.TRIGGER_MODES),
+            # Spark refuses Real-Time Mode epochs shorter than spark.sql.streaming.realTimeMode.minBatchDuration
+            real_time_epoch_ms=r.int(keys.REAL_TIME_EPOCH_MS, keys.DEFAULT_REAL_TIME_EPOCH_MS, minimum=5000),
+            report_interval_ms=r.int(keys.REPORT_INTERVAL_MS, keys.DEFAULT_REPORT_INTERVAL_MS, minimum=10),
         )
         r.plugin_classes()
         r.offset_syncs_consistency(flow)

@@ -1,11 +1,20 @@
-"""ReplicationFlow: one Spark Structured Streaming query per `source->target` flow."""
+"""ReplicationFlow: one Spark Structured Streaming query per `source->target` flow, records kept in the JVM.
+
+Spark's Kafka source feeds a JVM `ForeachWriter` (`jvm/io/sparkmirror/recordpath/MirrorWriter.java`) that
+produces every record to the target with its key, value, headers, timestamp and partition: no Python call
+per record. The writer reports acknowledged records (exact offset syncs and each partition's next offset)
+to a channel in the JVM; a `SummaryPump` thread here drains it and hands the reports to the flow runner,
+which writes the offset syncs and then moves the positions, as it did for micro-batches before.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from py4j.protocol import Py4JError
@@ -16,12 +25,18 @@ from pyspark.sql.streaming import StreamingQuery
 from sparkmirror.errors import PipelineError
 from sparkmirror.model import PartitionSummary
 from sparkmirror.pipeline.failures import root_cause
-from sparkmirror.pipeline.writer import INPUT_COLUMNS, SUMMARY_SCHEMA, PartitionWriter
+from sparkmirror.pipeline.options import MICRO_BATCH, REAL_TIME, TriggerSpec
 
 logger = logging.getLogger(__name__)
 
-# (batch id, per-partition summaries, time.monotonic() when the batch started writing)
+# (report number, per-partition summaries, time.monotonic() when the report was taken)
 BatchListener = Callable[[int, list[PartitionSummary], float], None]
+
+# What the JVM writer reads, in this order (MirrorWriter.process).
+INPUT_COLUMNS = ("topic", "partition", "offset", "timestamp_ms", "key", "value", "headers")
+_WRITER_CLASS = "io.sparkmirror.recordpath.MirrorWriter"
+_CHANNEL_CLASS = "io.sparkmirror.recordpath.FlowChannel"
+STOP_WAIT_S = 60.0  # how long stopping waits for the records in flight to be acknowledged
 
 
 def replication_columns(df: DataFrame) -> DataFrame:
@@ -30,55 +45,118 @@ def replication_columns(df: DataFrame) -> DataFrame:
                        for c in INPUT_COLUMNS))
 
 
-class BatchSink:
-    """foreachBatch handler: runs the PartitionWriter on every task, collects only the summaries."""
+@dataclass(frozen=True)
+class WriterSpec:
+    """What the JVM writer of one query generation needs (sent to it as JSON)."""
 
-    def __init__(self, writer: PartitionWriter, on_batch: BatchListener, max_tasks: int) -> None:
-        self.writer = writer
-        self.on_batch = on_batch
-        self.max_tasks = max_tasks
-        self._lock = threading.Lock()
-        self._closed = False
+    channel: str
+    target: str
+    producer: Mapping[str, str]  # Java producer settings
+    remote_topics: Mapping[str, str]
+    provenance: tuple[str, str] | None = None  # (source, target) aliases when the header is on
 
-    def close(self) -> None:
-        """Wait for the batch in progress to finish; later batches write nothing.
+    def to_json(self) -> str:
+        return json.dumps({"channel": self.channel, "target": self.target, "producer": dict(self.producer),
+                           "remote_topics": dict(self.remote_topics),
+                           "provenance": None if self.provenance is None else
+                           {"source": self.provenance[0], "target": self.provenance[1]}})
 
-        Then stopping the query interrupts no write. A batch skipped here is not lost: the flow's
-        positions only move in `on_batch`, so the next query reads those records again.
-        """
+
+def summary_from_report(row: Mapping) -> PartitionSummary:
+    return PartitionSummary(
+        topic=row["topic"], partition=int(row["partition"]), remote_topic=row["remote_topic"],
+        records=int(row["records"]), skipped=int(row["skipped"]), bytes=int(row["bytes"]),
+        next_upstream=int(row["next_upstream"]), sync_upstream=tuple(row["sync_upstream"]),
+        sync_downstream=tuple(row["sync_downstream"]), sync_runs=tuple(row["sync_runs"]))
+
+
+class SummaryPump:
+    """Drains a query's channel on its own thread and calls `on_batch` with each report, in order.
+
+    `close()` stops the writers between two records, waits for what they sent to be acknowledged, and
+    hands over the last reports: then stopping the query interrupts no write, and every record is either
+    reported (its position moved) or read again by the next query.
+    """
+
+    def __init__(self, channel: object, on_batch: BatchListener, poll_ms: int = 200) -> None:
+        self._channel = channel
+        self._on_batch = on_batch
+        self._poll_ms = poll_ms
+        self._reports = 0
+        self._lock = threading.Lock()  # one drain at a time: reports reach on_batch in order
+        self._stop = threading.Event()
+        self.error: str | None = None
+        self._thread = threading.Thread(target=self._run, name="sparkmirror-summaries", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.drain(self._poll_ms)
+            except Exception as exc:  # noqa: BLE001 - reported through `error`, the runner fails the flow
+                if not self._stop.is_set():
+                    self.error = self.error or f"{exc}"
+                    logger.error("reporting replicated records failed: %s", exc)
+                return
+
+    def drain(self, wait_ms: int = 0) -> int:
+        """Hand every pending report to on_batch; returns how many summaries were handed."""
         with self._lock:
-            self._closed = True
+            rows = json.loads(self._channel.drain(wait_ms))  # type: ignore[attr-defined]
+            if not rows:
+                return 0
+            started = time.monotonic()
+            self._reports += 1
+            self._on_batch(self._reports, [summary_from_report(r) for r in rows], started)
+            return len(rows)
 
-    def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        with self._lock:
-            if not self._closed:
-                self._write(batch, batch_id)
+    def writer_failure(self) -> str | None:
+        try:
+            return self._channel.failure()  # type: ignore[attr-defined]
+        except (Py4JError, ConnectionError):
+            return None
 
-    def _write(self, batch: DataFrame, batch_id: int) -> None:
-        started = time.monotonic()
-        # Fewer, longer tasks: Spark's fixed cost per Python task dominates small batches (see
-        # benchmarks/README.md). Whole Kafka partitions are concatenated, never split, so each keeps its order.
-        rows = batch.coalesce(self.max_tasks).mapInArrow(self.writer, SUMMARY_SCHEMA).collect()
-        self.on_batch(batch_id, [_summary(row.asDict()) for row in rows], started)
-
-
-def _summary(row: dict) -> PartitionSummary:
-    return PartitionSummary(**{**row, "sync_upstream": tuple(row["sync_upstream"] or ()),
-                               "sync_downstream": tuple(row["sync_downstream"] or ()),
-                               "sync_runs": tuple(row["sync_runs"] or ())})
+    def close(self, wait_s: float = STOP_WAIT_S) -> None:
+        """Stop the writers between records, hand over what they reported, stop the thread."""
+        try:
+            busy = self._channel.close(int(wait_s * 1000))  # type: ignore[attr-defined]
+        except (Py4JError, ConnectionError) as exc:
+            logger.debug("channel already gone with the JVM: %s", exc)
+            self._stop.set()
+            return
+        if busy:
+            logger.warning("%d writer(s) still had unacknowledged records after %.0f s; those records will be "
+                           "replicated again", busy, wait_s)
+        self._stop.set()
+        self._thread.join(max(1.0, self._poll_ms / 1000 * 5))
+        try:
+            while self.drain(0):
+                pass
+        finally:
+            self._channel.release()  # type: ignore[attr-defined]
 
 
 class ReplicationFlow:
-    """Source stream -> projection -> BatchSink, checkpointed under its own folder."""
+    """Source stream -> projection -> JVM writer, checkpointed under its own folder."""
 
-    def __init__(self, spark: SparkSession, name: str, source_options: Mapping[str, str],
-                 writer: PartitionWriter, checkpoint_dir: Path, on_batch: BatchListener,
+    def __init__(self, spark: SparkSession, name: str, source_options: Mapping[str, str], writer: WriterSpec,
+                 checkpoint_dir: Path, on_batch: BatchListener, trigger: TriggerSpec,
                  max_tasks: int | None = None) -> None:
         self.spark = spark
         self.name = name
         self.source_options = dict(source_options)
-        self.sink = BatchSink(writer, on_batch, max_tasks or spark.sparkContext.defaultParallelism)
+        self.writer = writer
+        self.trigger = trigger
         self.checkpoint_dir = checkpoint_dir
+        self.max_tasks = max_tasks or spark.sparkContext.defaultParallelism
+        jvm = spark.sparkContext._jvm  # noqa: SLF001 - the JVM writer is reached through py4j
+        # Reports during a task bound the writer's memory (a micro-batch may hold a whole backlog) and let
+        # positions move before a long task (a Real-Time Mode epoch) ends.
+        channel = _jvm_class(jvm, _CHANNEL_CLASS).create(writer.channel, trigger.report_interval_ms)
+        self.pump = SummaryPump(channel, on_batch)
+        self._jvm = jvm
 
     def start(self, until_caught_up: bool = False) -> StreamingQuery:
         """Start the query; with until_caught_up it stops by itself once the backlog is copied."""
@@ -86,13 +164,32 @@ class ReplicationFlow:
         for key, value in self.source_options.items():
             reader = reader.option(key, value)
         stream = reader.load().transform(replication_columns)
-        writer = (stream.writeStream.queryName(self.name)
-                  .option("checkpointLocation", str(self.checkpoint_dir))
-                  .foreachBatch(self.sink))
+        if self.trigger.mode == MICRO_BATCH:
+            # Fewer, longer tasks: whole Kafka partitions are concatenated, never split, so each keeps its order.
+            stream = stream.coalesce(self.max_tasks)
+        jwriter = _jvm_class(self._jvm, _WRITER_CLASS)(self.writer.to_json())
+        jstream = (stream._jdf.writeStream().queryName(self.name)  # noqa: SLF001 - a JVM ForeachWriter
+                   .option("checkpointLocation", str(self.checkpoint_dir)).foreach(jwriter))
+        triggers = self._jvm.org.apache.spark.sql.streaming.Trigger
         if until_caught_up:
-            writer = writer.trigger(availableNow=True)
-        logger.info("starting flow %s checkpoint=%s", self.name, self.checkpoint_dir)
-        return writer.start()
+            jstream = jstream.trigger(triggers.AvailableNow())
+        elif self.trigger.mode == REAL_TIME:
+            jstream = jstream.outputMode("update").trigger(triggers.RealTime(self.trigger.real_time_epoch))
+        logger.info("starting flow %s (%s) checkpoint=%s", self.name,
+                    "until caught up" if until_caught_up else self.trigger.mode, self.checkpoint_dir)
+        self.pump.start()
+        try:
+            return StreamingQuery(jstream.start())
+        except BaseException:
+            self.pump.close(0)
+            raise
+
+
+def _jvm_class(jvm: object, name: str):  # noqa: ANN202 - a py4j JavaClass
+    node = jvm
+    for part in name.split("."):
+        node = getattr(node, part)
+    return node
 
 
 def query_status(query: StreamingQuery) -> tuple[bool, str | None]:

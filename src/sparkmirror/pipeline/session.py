@@ -16,15 +16,25 @@ from sparkmirror.embedded import jars
 logger = logging.getLogger(__name__)
 
 DEFAULT_MASTER = "local[*,4]"  # all cores; a failed task is retried up to 4 times, as on a cluster
+# Real-Time Mode holds a task slot per source partition for good; room for partitions added later
+REAL_TIME_SLOT_HEADROOM = 8
 
 
-def spark_defaults() -> dict[str, str]:
+def default_master(real_time_slots: int = 0) -> str:
+    """All cores; with Real-Time Mode flows, at least a thread per source partition they read (plus room
+    to grow), since each partition is a task that never ends (idle ones wait on the broker, not the CPU)."""
+    if real_time_slots <= 0:
+        return DEFAULT_MASTER
+    return f"local[{max(os.cpu_count() or 1, real_time_slots + REAL_TIME_SLOT_HEADROOM)},4]"
+
+
+def spark_defaults(real_time_slots: int = 0) -> dict[str, str]:
     """Settings sparkmirror needs; `spark.*` keys of the properties file override them."""
     log_cfg = resources.files("sparkmirror.embedded").joinpath("spark-log4j2.properties")
     return {
-        "spark.master": DEFAULT_MASTER,
+        "spark.master": default_master(real_time_slots),
         "spark.app.name": "sparkmirror",
-        "spark.jars": ",".join(str(p) for p in jars.classpath("spark-kafka")),
+        "spark.jars": ",".join(str(p) for p in [*jars.classpath("spark-kafka"), jars.record_path_jar()]),
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "2",
@@ -38,13 +48,13 @@ def spark_defaults() -> dict[str, str]:
     }
 
 
-def build_spark_session(overrides: Mapping[str, str] | None = None) -> SparkSession:
-    """Get or create the session; Python workers run this interpreter so they import sparkmirror."""
+def build_spark_session(overrides: Mapping[str, str] | None = None, real_time_slots: int = 0) -> SparkSession:
+    """Get or create the session (`real_time_slots`: source partitions read in Real-Time Mode)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder
-    for key, value in {**spark_defaults(), **(overrides or {})}.items():
+    for key, value in {**spark_defaults(real_time_slots), **(overrides or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

@@ -37,7 +37,6 @@ from sparkmirror.offsets.codec import (
 from sparkmirror.offsets.translation import batch_syncs
 from sparkmirror.pipeline import options
 from sparkmirror.policy.filters import ConfigPropertyFilter, TopicFilter
-from sparkmirror.policy.provenance import ProvenanceRule
 from sparkmirror.policy.replication import ReplicationPolicy, policy_for
 from sparkmirror.runtime.checkpointer import Checkpointer
 from sparkmirror.runtime.config_sync import sync_topic_configs
@@ -112,13 +111,15 @@ class FlowRunner:
     """Runs one flow. Every method is called from the supervisor's thread except `_on_batch` (Spark's)."""
 
     def __init__(self, flow: FlowConfig, source: ClusterAdmin, target: ClusterAdmin, state_dir: Path,
-                 spark: Callable[[], object], until_caught_up: bool = False) -> None:
+                 spark: Callable[[], object], until_caught_up: bool = False,
+                 slots_in_use: Callable[[FlowRunner], int] = lambda _runner: 0) -> None:
         self.flow = flow
         self.source = source
         self.target = target
         self.dir = state_dir
         self._spark = spark
         self.until_caught_up = until_caught_up
+        self.slots_in_use = slots_in_use  # Real-Time Mode task slots held by the process's other flows
         self.progress = FlowProgress(flow.name)
         self.plan: TopicPlan | None = None
         self.assignment: dict[str, int] = {}  # source topic -> partitions the running query reads
@@ -126,7 +127,7 @@ class FlowRunner:
         self.query: object | None = None
         self.failure: str | None = None
         self.restarts: list[Restart] = []
-        self._sink = None
+        self._pump = None
         self._generation = 0
         self._idle_logged = False
         self._stopped = False  # set by stop(): nothing may start a query afterwards
@@ -263,34 +264,54 @@ class FlowRunner:
                     restart.stopped_s, restart.started_s)
 
     def _replication(self, offsets):  # noqa: ANN001, ANN202 - pyspark types stay lazy
-        from sparkmirror.pipeline.flow import ReplicationFlow  # noqa: PLC0415 - pyspark only when needed
-        from sparkmirror.pipeline.writer import PartitionWriter  # noqa: PLC0415
+        from sparkmirror.pipeline.flow import ReplicationFlow, WriterSpec  # noqa: PLC0415 - pyspark when needed
 
         flow = self.flow
         remote = {s: self.plan.remote_topics[s] for s in offsets}
+        trigger = self.trigger()
+        spark = self._spark()
+        if trigger.mode == options.REAL_TIME:
+            partitions = sum(len(parts) for parts in offsets.values())
+            slots = int(spark.sparkContext.defaultParallelism)
+            problem = options.real_time_slots_problem(flow.name, partitions, slots - self.slots_in_use(self),
+                                                      spark.sparkContext.master)
+            if problem:
+                raise PipelineError(problem)
         limits = self.target.topic_config_values(sorted(remote.values()), "max.message.bytes")
-        producer = options.producer_settings(
-            librdkafka_settings(flow.target_producer, "producer", flow.target_producer.origin),
-            min((int(v) for v in limits.values()), default=None))
+        producer = options.producer_settings(dict(flow.target_producer),
+                                             min((int(v) for v in limits.values()), default=None),
+                                             flow.target_producer.origin)
         source_opts = options.source_options(flow.source_consumer, offsets, flow.max_offsets_per_trigger,
-                                             flow.source_consumer.origin)
-        provenance = ProvenanceRule(flow.source, flow.target) if flow.provenance_enabled else None
+                                             flow.source_consumer.origin, trigger.mode == options.REAL_TIME)
         self._generation += 1
         checkpoints = self.dir / "checkpoints"
         shutil.rmtree(checkpoints, ignore_errors=True)  # positions live in positions.json, not here
         checkpoint = checkpoints / str(self._generation)
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
-        replication = ReplicationFlow(self._spark(), flow.name, source_opts,
-                                      PartitionWriter(flow.target, producer, remote, provenance), checkpoint,
-                                      self._on_batch, max_tasks=flow.tasks_max)
-        self._sink = replication.sink
+        writer = WriterSpec(f"{flow.name}#{id(self)}#{self._generation}", flow.target, producer, remote,
+                            (flow.source, flow.target) if flow.provenance_enabled else None)
+        replication = ReplicationFlow(spark, flow.name, source_opts, writer, checkpoint, self._on_batch, trigger,
+                                      max_tasks=flow.tasks_max or os.cpu_count())
+        self._pump = replication.pump
         return replication
 
+    def trigger(self) -> options.TriggerSpec:
+        flow = self.flow
+        mode = options.MICRO_BATCH if self.until_caught_up else flow.trigger_mode
+        return options.TriggerSpec(mode, flow.real_time_epoch_ms, flow.report_interval_ms)
+
+    @property
+    def real_time_partitions(self) -> int:
+        """Task slots this flow's running query holds for good (Real-Time Mode), else 0."""
+        if self.query is None or self.trigger().mode != options.REAL_TIME:
+            return 0
+        return sum(self.assignment.values())
+
     def _stop_query(self) -> None:
-        """Let the batch in progress finish (its positions are saved), then stop the query."""
-        if self._sink is not None:
-            self._sink.close()
-            self._sink = None
+        """Stop the writers between records (what they wrote is reported, its positions saved), then the query."""
+        if self._pump is not None:
+            self._pump.close()
+            self._pump = None
         if self.query is not None:
             from sparkmirror.pipeline.session import stop_quietly  # noqa: PLC0415
 
@@ -362,6 +383,9 @@ class FlowRunner:
         from sparkmirror.pipeline.flow import query_status  # noqa: PLC0415
 
         active, failure = query_status(self.query)
+        reporting = self._pump.error or self._pump.writer_failure() if self._pump is not None else None
+        if reporting is not None and failure is None:
+            failure = reporting
         if failure is None:
             if not active and not self.until_caught_up and self.failure is None:
                 self.failure = "stopped without an error; see the Spark log"

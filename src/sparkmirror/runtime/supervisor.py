@@ -62,14 +62,26 @@ class Supervisor:
     def _runner(self, flow: FlowConfig) -> FlowRunner:
         source, target = self._flow_admins(flow)
         return FlowRunner(flow, source, target, self.state_dir / "flows" / _safe(f"{flow.source}-to-{flow.target}"),
-                          self._spark_session, self.until_caught_up)
+                          self._spark_session, self.until_caught_up, self._real_time_slots_in_use)
+
+    def _real_time_slots_in_use(self, asking: FlowRunner) -> int:
+        return sum(r.real_time_partitions for r in self.flows.values() if r is not asking)
 
     def _spark_session(self):  # noqa: ANN202 - pyspark type, lazy
         if self._spark is None:
             from sparkmirror.pipeline.session import build_spark_session  # noqa: PLC0415
 
-            self._spark = build_spark_session(self.config.spark)
+            self._spark = build_spark_session(self.config.spark, self._real_time_slots_wanted())
         return self._spark
+
+    def _real_time_slots_wanted(self) -> int:
+        """Source partitions of the Real-Time Mode flows now: each needs a task slot of its own."""
+        wanted = 0
+        for runner in self.flows.values():
+            if runner.trigger().mode == "real-time":
+                plan = runner.plan or self.plan_flow(runner.flow)
+                wanted += sum(plan.source_partitions.values())
+        return wanted
 
     def check_clusters(self, runners: list[FlowRunner] | None = None) -> None:
         """Probe every cluster the flows touch, in parallel; the first unreachable one is raised."""

@@ -204,3 +204,22 @@ def test_provenance_header_is_on_for_identity_names_unless_set():
     assert not off.flow("a", "b").provenance_enabled
     assert load(TWO + "a->b.enabled = true\na->b.sparkmirror.provenance.header.enabled = true\n") \
         .flow("a", "b").provenance_enabled
+
+
+def test_trigger_mode_is_chosen_at_top_level_or_per_flow():
+    both = TWO + "a->b.enabled = true\nb->a.enabled = true\n"
+    config = load(both + "sparkmirror.trigger.mode = real-time\nb->a.sparkmirror.trigger.mode = micro-batch\n"
+                         "sparkmirror.real.time.epoch.ms = 30000\n")
+    assert config.flow("a", "b").trigger_mode == "real-time"
+    assert config.flow("a", "b").real_time_epoch_ms == 30_000
+    assert config.flow("b", "a").trigger_mode == "micro-batch"
+    assert load(both).flow("a", "b").trigger_mode == "micro-batch"  # the default: backlogs and many partitions
+
+
+def test_unknown_trigger_modes_and_too_short_epochs_are_refused():
+    with pytest.raises(ConfigError) as info:
+        load(TWO + "a->b.enabled = true\nsparkmirror.trigger.mode = continuous\n"
+                   "sparkmirror.real.time.epoch.ms = 100\n")
+    text = str(info.value)
+    assert "sparkmirror.trigger.mode" in text and "'continuous' is not one of: micro-batch, real-time" in text
+    assert "sparkmirror.real.time.epoch.ms" in text

@@ -1,14 +1,14 @@
-"""Translation from the syncs the writer reports, checked against the true mapping of simulated flows."""
+"""Translation from the syncs the writer reports (the rule of offsets.sync_points), checked against the
+true mapping of simulated flows."""
 
 import random
-from array import array
 
 import pytest
 
 from sparkmirror.model import PartitionSummary
 from sparkmirror.offsets.codec import SYNC_END, SYNC_GAP, SYNC_RUN, OffsetSync, SyncLink
+from sparkmirror.offsets.sync_points import sync_points
 from sparkmirror.offsets.translation import PartitionSyncs, SyncIndex, SyncPoint, batch_syncs
-from sparkmirror.pipeline.writer import _PartitionLog
 
 
 def simulate(rng, records=400, batches=12, marker_rate=0.15, foreign_rate=0.1):
@@ -31,7 +31,7 @@ def simulate(rng, records=400, batches=12, marker_rate=0.15, foreign_rate=0.1):
             downs.append(down)
             down += 1
         pairs += list(zip(batch, downs, strict=True))
-        ups, dns, runs = _PartitionLog("t", "A.t", array("q", batch), array("q", downs)).sync_points()
+        ups, dns, runs = sync_points(batch, downs)
         summary = PartitionSummary("t", 0, "A.t", len(batch), 0, 0, batch[-1] + 1, tuple(ups), tuple(dns),
                                    tuple(runs))
         index.extend(batch_syncs(summary))

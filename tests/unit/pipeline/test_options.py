@@ -3,7 +3,13 @@ import json
 import pytest
 
 from sparkmirror.errors import ConfigError
-from sparkmirror.pipeline.options import producer_settings, reset_policy, source_options
+from sparkmirror.pipeline.options import (
+    TriggerSpec,
+    producer_settings,
+    real_time_slots_problem,
+    reset_policy,
+    source_options,
+)
 
 
 def test_source_options_prefix_client_settings_and_drop_spark_managed_ones():
@@ -27,17 +33,38 @@ def test_an_explicit_fetch_wait_beats_the_source_default():
 
 def test_producer_settings_force_ordered_durable_writes():
     settings = producer_settings({"bootstrap.servers": "b:1", "acks": "1", "enable.idempotence": "false",
-                                  "linger.ms": "50"})
+                                  "linger.ms": "50", "key.serializer": "x.Custom"})
     assert settings["acks"] == "all"
     assert settings["enable.idempotence"] == "true"
     assert settings["linger.ms"] == "50"
+    assert "key.serializer" not in settings  # the writer sends bytes as read
+    assert settings["batch.size"] == "262144"  # a replicator's batches, not the Java default 16 KiB
 
 
-def test_batches_stay_below_the_smallest_remote_max_message_bytes():
-    assert producer_settings({}, max_message_bytes=2000)["batch.size"] == "1488"
-    assert producer_settings({}, max_message_bytes=10_000_000)["batch.size"] == "1000000"
+def test_more_than_five_requests_in_flight_are_refused_since_they_would_reorder():
+    with pytest.raises(ConfigError, match="B.producer.max.in.flight.requests.per.connection: 10 would reorder"):
+        producer_settings({"max.in.flight.requests.per.connection": "10"}, describe=lambda k: f"B.producer.{k}")
+    assert producer_settings({"max.in.flight.requests.per.connection": "5"})["enable.idempotence"] == "true"
+
+
+def test_batches_and_requests_stay_within_the_smallest_remote_max_message_bytes():
+    small = producer_settings({}, max_message_bytes=2000)
+    assert (small["batch.size"], small["max.request.size"]) == ("1488", "2000")
+    large = producer_settings({}, max_message_bytes=10_000_000)
+    assert (large["batch.size"], large["max.request.size"]) == ("262144", "1048576")
     assert producer_settings({"batch.size": "4096"}, max_message_bytes=10_000_000)["batch.size"] == "4096"
-    assert "batch.size" not in producer_settings({})
+    assert "max.request.size" not in producer_settings({})
+
+
+def test_real_time_mode_is_refused_with_the_numbers_when_partitions_exceed_free_slots():
+    assert real_time_slots_problem("A->B", 12, 12, "local[12]") is None
+    problem = real_time_slots_problem("A->B", 13, 12, "local[12]")
+    assert "13 partitions but 12 free slots (spark.master = local[12])" in problem
+    assert "spark.master = local[15]" in problem and "A->B.sparkmirror.trigger.mode = micro-batch" in problem
+
+
+def test_real_time_epochs_are_given_to_spark_as_a_duration():
+    assert TriggerSpec("real-time", 60_000, 500).real_time_epoch == "60000 milliseconds"
 
 
 def test_auto_offset_reset_chooses_where_a_new_flow_starts():

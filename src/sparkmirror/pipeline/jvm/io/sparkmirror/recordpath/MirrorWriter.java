@@ -1,0 +1,302 @@
+package io.sparkmirror.recordpath;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.clients.producer.Callback;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.spark.sql.ForeachWriter;
+import org.apache.spark.sql.Row;
+
+/**
+ * The record path's sink: each source record becomes one producer record on the target with the same key,
+ * value, headers (in order), timestamp and partition, in the JVM, with no Python call per record.
+ *
+ * <p>Rows are (topic, partition, offset, timestamp_ms, key, value, headers). Each record's target offset
+ * comes from its acknowledgement (acks=all, idempotent, so a partition's acknowledgements arrive in send
+ * order); acknowledged records are reported to the flow's {@link FlowChannel} as exact offset syncs and
+ * the partition's next upstream offset, which is what moves the flow's positions. A record is never
+ * reported before the target acknowledged it, so nothing is skipped; a failed send fails the task.
+ */
+public final class MirrorWriter extends ForeachWriter<Row> {
+    private static final long serialVersionUID = 1L;
+    private static final String PROVENANCE = "sparkmirror.provenance";
+
+    private final String channelId;
+    private final String target;
+    private final HashMap<String, String> producerConfig;
+    private final HashMap<String, String> remoteTopics;
+    private final String provenanceSource;  // null: no provenance header
+    private final String provenanceTarget;
+
+    private transient FlowChannel channel;
+    private transient KafkaProducer<byte[], byte[]> producer;
+    private transient ConcurrentHashMap<String, Partition> partitions;
+    private transient Partition last;  // rows come partition by partition
+    private transient Object reportLock;
+    private transient volatile boolean stopped;
+    private transient volatile String error;
+    private transient volatile long sending = -1;
+    private transient volatile Thread sender;
+
+    /** {@code spec}: JSON with channel, target, producer (Java client settings), remote_topics, provenance. */
+    public MirrorWriter(String spec) throws Exception {
+        Map<String, Object> s = new ObjectMapper().readValue(spec, new TypeReference<Map<String, Object>>() { });
+        this.channelId = (String) s.get("channel");
+        this.target = (String) s.get("target");
+        this.producerConfig = strings(s.get("producer"));
+        this.remoteTopics = strings(s.get("remote_topics"));
+        @SuppressWarnings("unchecked")
+        Map<String, String> provenance = (Map<String, String>) s.get("provenance");
+        this.provenanceSource = provenance == null ? null : provenance.get("source");
+        this.provenanceTarget = provenance == null ? null : provenance.get("target");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static HashMap<String, String> strings(Object map) {
+        HashMap<String, String> out = new HashMap<>();
+        ((Map<String, Object>) map).forEach((k, v) -> out.put(k, String.valueOf(v)));
+        return out;
+    }
+
+    @Override
+    public boolean open(long partitionId, long epochId) {
+        partitions = new ConcurrentHashMap<>();
+        reportLock = new Object();
+        channel = FlowChannel.lookup(channelId);
+        if (channel == null || channel.isClosed()) {
+            return false;  // the query is being stopped: these records are read again by the next one
+        }
+        producer = Producers.get(producerConfig);
+        channel.opened(this);
+        return true;
+    }
+
+    @Override
+    public void process(Row row) {
+        synchronized (this) {
+            if (stopped) {
+                return;  // not counted in any position: the next query reads it again
+            }
+            if (error != null) {
+                throw new RecordPathException(error);
+            }
+            String topic = row.getString(0);
+            int partition = row.getInt(1);
+            long offset = row.getLong(2);
+            Partition p = last;
+            if (p == null || p.log.partition != partition || !p.log.topic.equals(topic)) {
+                p = last = partitions.computeIfAbsent(topic + "\u0000" + partition, k -> new Partition(topic, partition));
+            }
+            Header[] headers = headers(row);
+            if (headers == null) {
+                p.log.skipped(offset);
+                return;
+            }
+            byte[] key = row.isNullAt(4) ? null : (byte[]) row.get(4);
+            byte[] value = row.isNullAt(5) ? null : (byte[]) row.get(5);
+            long timestamp = Math.max(row.getLong(3), 0L);
+            p.log.sent(offset, (key == null ? 0 : key.length) + (value == null ? 0 : value.length));
+            sending = offset;  // a record the producer refuses at once is reported during send()
+            sender = Thread.currentThread();
+            try {
+                producer.send(new ProducerRecord<>(p.log.remoteTopic, partition, timestamp, key, value,
+                                                   java.util.Arrays.asList(headers)), p);
+            } finally {
+                sending = -1;
+            }
+        }
+    }
+
+    /** The record's headers in order, the provenance header stamped; null when the target already saw it. */
+    private Header[] headers(Row row) {
+        List<Row> raw = row.isNullAt(6) ? null : row.getList(6);
+        int n = raw == null ? 0 : raw.size();
+        boolean stamp = provenanceSource != null;
+        Header[] out = new Header[n + (stamp ? 1 : 0)];
+        boolean stamped = false;
+        for (int i = 0; i < n; i++) {
+            Row h = raw.get(i);
+            String name = h.getString(0);
+            byte[] value = h.isNullAt(1) ? null : (byte[]) h.get(1);
+            if (stamp && !stamped && PROVENANCE.equals(name)) {
+                value = nextProvenance(value);
+                if (value == null) {
+                    return null;
+                }
+                stamped = true;
+            }
+            out[i] = new RecordHeader(name, value);
+        }
+        if (!stamp) {
+            return out;
+        }
+        if (stamped) {
+            return java.util.Arrays.copyOf(out, n);
+        }
+        out[n] = new RecordHeader(PROVENANCE, provenanceSource.getBytes(StandardCharsets.UTF_8));
+        return out;
+    }
+
+    /** As policy/provenance.ProvenanceRule.next_value: null when the target is already in the chain. */
+    private byte[] nextProvenance(byte[] value) {
+        List<String> chain = new ArrayList<>();
+        if (value != null) {
+            for (String alias : new String(value, StandardCharsets.UTF_8).split(",")) {
+                if (!alias.isEmpty()) {
+                    chain.add(alias);
+                }
+            }
+        }
+        if (chain.contains(provenanceTarget)) {
+            return null;
+        }
+        if (chain.isEmpty() || !chain.get(chain.size() - 1).equals(provenanceSource)) {
+            chain.add(provenanceSource);
+        }
+        return String.join(",", chain).getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public void close(Throwable errorOrNull) {
+        try {
+            if (producer == null) {
+                return;
+            }
+            if (errorOrNull == null && !stopped) {
+                try {
+                    producer.flush();
+                } catch (RuntimeException e) {  // interrupted: the query is being stopped
+                    fail("the task was interrupted while waiting for acknowledgements: " + e);
+                }
+            }
+            reportAcknowledged();
+            if (error != null) {
+                Producers.discard(producerConfig, producer);
+                throw new RecordPathException(error);
+            }
+            if (errorOrNull == null && !stopped) {
+                for (Partition p : partitions.values()) {
+                    if (!p.log.allAcked()) {
+                        throw new RecordPathException("records of " + p.log.topic + "-" + p.log.partition
+                            + " were not acknowledged by cluster '" + target + "'; is it reachable?");
+                    }
+                }
+            }
+        } finally {
+            if (channel != null) {
+                channel.closed(this);
+            }
+        }
+    }
+
+    /** Report the acknowledged records not reported yet (from the reporter, the closer and close()). */
+    void reportAcknowledged() {
+        if (partitions == null || channel == null) {
+            return;
+        }
+        synchronized (reportLock) {  // one report at a time, so a partition's summaries queue in order
+            List<Map<String, Object>> out = new ArrayList<>();
+            for (Partition p : partitions.values()) {
+                Map<String, Object> summary = p.log.report();
+                if (summary != null) {
+                    out.add(summary);
+                }
+            }
+            if (!out.isEmpty()) {
+                channel.offer(out);
+            }
+        }
+        if (error != null) {
+            channel.failed(error);
+        }
+    }
+
+    /** Write no more records; the one being sent, if any, is sent first. */
+    void stopWriting() {
+        synchronized (this) {
+            stopped = true;
+        }
+    }
+
+    boolean allAcknowledged() {
+        for (Partition p : partitions.values()) {
+            if (!p.log.allAcked()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    void awaitAcknowledged(long timeoutMs) {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        while (!allAcknowledged() && error == null && System.currentTimeMillis() < deadline) {
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private void fail(String message) {
+        if (error == null) {
+            error = message;
+        }
+    }
+
+    private String hint(Exception e) {
+        if (e instanceof RecordTooLargeException) {
+            return " The record is larger than cluster '" + target + "' accepts: raise the remote topic's "
+                + "max.message.bytes (or the broker's message.max.bytes) and '" + target
+                + ".producer.max.request.size'.";
+        }
+        if (e instanceof TopicAuthorizationException || e instanceof ClusterAuthorizationException) {
+            return " Grant WRITE on the remote topic to the principal used for cluster '" + target + "'.";
+        }
+        if (e instanceof TimeoutException) {
+            return " Cluster '" + target + "' did not acknowledge in time: is it reachable?";
+        }
+        return "";
+    }
+
+    /** One source partition of this task: its log and the acknowledgement callback of its records. */
+    private final class Partition implements Callback {
+        final PartitionLog log;
+
+        Partition(String topic, int partition) {
+            String remote = remoteTopics.get(topic);
+            if (remote == null) {
+                throw new RecordPathException("no remote topic planned for source topic '" + topic + "'");
+            }
+            this.log = new PartitionLog(topic, partition, remote);
+        }
+
+        @Override
+        public void onCompletion(RecordMetadata metadata, Exception exception) {
+            if (exception == null) {
+                log.acked(metadata.offset());
+                return;
+            }
+            long upstream = sender == Thread.currentThread() && sending >= 0 ? sending
+                : log.upstreamAt(log.ackedCount());
+            fail("writing " + log.topic + "-" + log.partition + "@" + upstream
+                + " to cluster '" + target + "' topic '" + log.remoteTopic + "' failed: " + exception.getMessage()
+                + " (" + exception.getClass().getSimpleName() + ")." + hint(exception));
+        }
+    }
+}

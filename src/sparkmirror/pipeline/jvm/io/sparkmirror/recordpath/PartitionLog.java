@@ -1,0 +1,150 @@
+package io.sparkmirror.recordpath;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One source partition as one writer sent it: upstream offsets in send order, downstream offsets in
+ * acknowledgement order (the idempotent producer acknowledges a partition's records in send order), so the
+ * first {@code acked} entries of both arrays pair a record's source offset with its target offset.
+ *
+ * <p>{@link #report} hands out the acknowledged prefix not reported yet, as exact offset syncs: the first and
+ * last record and both records around every place where the two offset sequences stop advancing one by one.
+ * Thread-safe: the task thread sends, the producer's I/O thread acknowledges, the reporter reports.
+ */
+final class PartitionLog {
+    final String topic;
+    final int partition;
+    final String remoteTopic;
+    private long[] upstream = new long[64];
+    private long[] downstream = new long[64];
+    private int[] sizes = new int[64];
+    private int sent;
+    private int acked;
+    private long skipped;
+    private long seenNext = -1;       // one past the last offset seen, written or skipped
+    private long reportedNext = -1;   // next_upstream of the last report
+
+    PartitionLog(String topic, int partition, String remoteTopic) {
+        this.topic = topic;
+        this.partition = partition;
+        this.remoteTopic = remoteTopic;
+    }
+
+    synchronized void sent(long offset, int bytes) {
+        if (sent == upstream.length) {
+            upstream = Arrays.copyOf(upstream, sent * 2);
+            sizes = Arrays.copyOf(sizes, sent * 2);
+        }
+        upstream[sent] = offset;
+        sizes[sent++] = bytes;
+        seenNext = offset + 1;
+    }
+
+    synchronized void skipped(long offset) {
+        skipped++;
+        seenNext = offset + 1;
+    }
+
+    synchronized void acked(long offset) {
+        if (acked == downstream.length) {
+            downstream = Arrays.copyOf(downstream, Math.max(acked * 2, upstream.length));
+        }
+        downstream[acked++] = offset;
+    }
+
+    synchronized long upstreamAt(int index) {
+        return index < sent ? upstream[index] : -1;
+    }
+
+    synchronized int ackedCount() {
+        return acked;
+    }
+
+    synchronized boolean allAcked() {
+        return acked == sent;
+    }
+
+    /**
+     * The acknowledged records not reported yet, as one summary (null when there is nothing new). The
+     * reported prefix is dropped, so a long-running task keeps only what is in flight.
+     */
+    synchronized Map<String, Object> report() {
+        // Past the last acknowledged record only when nothing is in flight: skipped records that follow
+        // an unacknowledged one must be read again if that one is lost.
+        long next = acked == sent ? seenNext : (acked > 0 ? upstream[acked - 1] + 1 : reportedNext);
+        if (acked == 0 && skipped == 0 && next <= reportedNext) {
+            return null;
+        }
+        long bytes = 0;
+        for (int i = 0; i < acked; i++) {
+            bytes += sizes[i];
+        }
+        List<Long> syncUp = new ArrayList<>();
+        List<Long> syncDown = new ArrayList<>();
+        List<Boolean> runs = new ArrayList<>();
+        syncPoints(syncUp, syncDown, runs);
+        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        out.put("topic", topic);
+        out.put("partition", partition);
+        out.put("remote_topic", remoteTopic);
+        out.put("records", (long) acked);
+        out.put("skipped", skipped);
+        out.put("bytes", bytes);
+        out.put("next_upstream", next);
+        out.put("sync_upstream", syncUp);
+        out.put("sync_downstream", syncDown);
+        out.put("sync_runs", runs);
+        // drop the reported prefix
+        int rest = sent - acked;
+        System.arraycopy(upstream, acked, upstream, 0, rest);
+        System.arraycopy(sizes, acked, sizes, 0, rest);
+        sent = rest;
+        acked = 0;
+        skipped = 0;
+        reportedNext = next;
+        return out;
+    }
+
+    /**
+     * The summary of a stretch written and acknowledged as given ({@code upstream}, {@code downstream}:
+     * comma-separated offsets), as JSON: lets tests check this class against offsets/sync_points.py.
+     */
+    public static String summaryOf(String upstream, String downstream) throws Exception {
+        PartitionLog log = new PartitionLog("t", 0, "A.t");
+        for (String offset : upstream.split(",")) {
+            if (!offset.isEmpty()) {
+                log.sent(Long.parseLong(offset), 1);
+            }
+        }
+        for (String offset : downstream.split(",")) {
+            if (!offset.isEmpty()) {
+                log.acked(Long.parseLong(offset));
+            }
+        }
+        return new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(log.report());
+    }
+
+    private void syncPoints(List<Long> up, List<Long> down, List<Boolean> runs) {
+        int n = acked;
+        if (n == 0) {
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            boolean breaksBefore = i > 0 && broken(i - 1);
+            boolean breaksAfter = i < n - 1 && broken(i);
+            if (i == 0 || i == n - 1 || breaksBefore || breaksAfter) {
+                up.add(upstream[i]);
+                down.add(downstream[i]);
+                // Between this point and the next one nothing breaks: a run (the last point never is).
+                runs.add(i < n - 1 && !breaksAfter);
+            }
+        }
+    }
+
+    private boolean broken(int i) {
+        return upstream[i + 1] - upstream[i] != 1 || downstream[i + 1] - downstream[i] != 1;
+    }
+}

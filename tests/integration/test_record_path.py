@@ -1,0 +1,105 @@
+"""The record path in Real-Time Mode: the same guarantees as micro-batches (exact copies, exact offset syncs,
+provenance, topic-set changes and restarts without loss or duplicates), plus the slot rule."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from sparkmirror.config.mm2 import load_config
+from sparkmirror.errors import PipelineError
+from sparkmirror.kafka.records import produce, read_all
+from sparkmirror.model import KafkaRecord
+from sparkmirror.offsets.sync_points import sync_points
+from sparkmirror.policy.provenance import PROVENANCE_HEADER
+from sparkmirror.runtime.supervisor import Supervisor
+
+from .conftest import count_records, records, wait_until
+from .test_offset_syncs import assert_syncs_exact, transactional_writes
+
+REAL_TIME = "sparkmirror.trigger.mode = real-time\nsparkmirror.report.interval.ms = 200\n"
+
+
+def sample(tag: str, n: int, partitions: int) -> list[KafkaRecord]:
+    return [KafkaRecord(i % partitions, -1, None if i % 7 == 0 else f"k{i}".encode(),
+                        None if i % 11 == 0 else f"{tag}-{i}".encode(),
+                        (("h", b"1"), ("h", None), ("z", f"{i}".encode())), 0, 1_600_000_000_000 + i)
+            for i in range(n)]
+
+
+def test_real_time_mode_copies_exactly_and_survives_topic_changes_and_restarts(clusters, create_topic, mm2_properties,
+                                                                              running, unique, tmp_path):
+    first, second = f"rt-{unique}", f"rt-{unique}-late"
+    create_topic("A", first, 2)
+    written = sample("a", 120, 2)
+    produce(clusters.source, first, written)
+    path = mm2_properties(f"rt-{unique}.*", REAL_TIME + "sparkmirror.provenance.header.enabled = true\n")
+    state = tmp_path / "state"
+    with running(path, state_dir=state) as supervisor:
+        assert supervisor.flows["A->B"].trigger().mode == "real-time"
+        wait_until(lambda: count_records(clusters.target, f"A.{first}") == 120, 90, "the backlog")
+        source, target = read_all(clusters.source, first, 2), read_all(clusters.target, f"A.{first}", 2)
+        for p in (0, 1):
+            assert [(r.key, r.value, r.headers + ((PROVENANCE_HEADER, b"A"),), r.timestamp) for r in source[p]] == \
+                   [(r.key, r.value, r.headers, r.timestamp) for r in target[p]], f"partition {p} differs"
+        # A new topic changes the partition set: the query is stopped between records and restarted.
+        create_topic("A", second, 1)
+        produce(clusters.source, second, records("b", 30))
+        produce(clusters.source, first, sample("c", 40, 2))
+        wait_until(lambda: count_records(clusters.target, f"A.{second}") == 30, 90, "the new topic")
+        wait_until(lambda: count_records(clusters.target, f"A.{first}") == 160, 90, "records written meanwhile")
+        assert supervisor.flows["A->B"].restarts[-1].reason.startswith("new topics")
+    produce(clusters.source, first, sample("d", 20, 2))
+    with running(path, state_dir=state):  # a restart continues at the saved positions
+        wait_until(lambda: count_records(clusters.target, f"A.{first}") >= 180, 90, "records after the restart")
+    values = [r.value for rs in read_all(clusters.target, f"A.{first}", 2).values() for r in rs]
+    assert len(values) == 180, "no record may be copied twice by a topic change or a restart"
+    assert assert_syncs_exact(clusters, first, 2) >= 2
+
+
+def test_real_time_mode_refuses_more_partitions_than_task_slots(clusters, create_topic, mm2_properties, spark,
+                                                                unique, tmp_path):
+    topic = f"rt-wide-{unique}"
+    slots = int(spark.sparkContext.defaultParallelism)
+    create_topic("A", topic, slots + 1)
+    supervisor = Supervisor(load_config(mm2_properties(topic, REAL_TIME)), tmp_path / "state")
+    try:
+        with pytest.raises(PipelineError) as info:
+            supervisor.start()
+    finally:
+        supervisor.stop()
+    message = str(info.value)
+    assert f"{slots + 1} partitions but {slots} free slots" in message, message
+    assert "sparkmirror.trigger.mode = micro-batch" in message
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_jvm_writer_reports_the_syncs_of_the_reference_rule(spark, seed):
+    """PartitionLog.java against offsets/sync_points.py on stretches with markers and foreign records."""
+    rng = random.Random(seed)  # noqa: S311 - reproducible
+    up, down, u, d = [], [], rng.randrange(100), rng.randrange(100)
+    for _ in range(300):
+        u += 1 + (rng.random() < 0.2) * rng.randrange(1, 4)
+        d += 1 + (rng.random() < 0.1)
+        up.append(u)
+        down.append(d)
+    jvm_class = spark.sparkContext._jvm.io.sparkmirror.recordpath.PartitionLog  # noqa: SLF001
+    got = json.loads(jvm_class.summaryOf(",".join(map(str, up)), ",".join(map(str, down))))
+    ups, downs, runs = sync_points(up, down)
+    assert (got["sync_upstream"], got["sync_downstream"], got["sync_runs"]) == (ups, downs, runs)
+    assert (got["records"], got["next_upstream"], got["bytes"]) == (300, up[-1] + 1, 300)
+
+
+def test_real_time_mode_syncs_stay_exact_across_transaction_markers(clusters, create_topic, mm2_properties, running,
+                                                                     unique):
+    topic = f"rt-tx-{unique}"
+    create_topic("A", topic, 2)
+    committed = transactional_writes(clusters.source, topic, 2)
+    path = mm2_properties(topic, REAL_TIME + "A.consumer.isolation.level = read_committed\n")
+    with running(path):
+        wait_until(lambda: count_records(clusters.target, f"A.{topic}") == len(committed), 90, "the committed records")
+    mirrored = sorted(r.value for rs in read_all(clusters.target, f"A.{topic}", 2).values() for r in rs)
+    assert mirrored == sorted(committed), "only committed records are mirrored, each once"
+    assert assert_syncs_exact(clusters, topic, 2) > 4, "gaps must produce syncs on both sides of each gap"
