@@ -112,12 +112,6 @@ class SummaryPump:
             self._on_batch(self._reports, [summary_from_report(r) for r in rows], started)
             return len(rows)
 
-    def writer_failure(self) -> str | None:
-        try:
-            return self._channel.failure()  # type: ignore[attr-defined]
-        except (Py4JError, ConnectionError):
-            return None
-
     def close(self, wait_s: float = STOP_WAIT_S) -> None:
         """Stop the writers between records, hand over what they reported, stop the thread."""
         try:
@@ -142,15 +136,14 @@ class ReplicationFlow:
     """Source stream -> projection -> JVM writer, checkpointed under its own folder."""
 
     def __init__(self, spark: SparkSession, name: str, source_options: Mapping[str, str], writer: WriterSpec,
-                 checkpoint_dir: Path, on_batch: BatchListener, trigger: TriggerSpec,
-                 max_tasks: int | None = None) -> None:
+                 checkpoint_dir: Path, on_batch: BatchListener, trigger: TriggerSpec, max_tasks: int) -> None:
         self.spark = spark
         self.name = name
         self.source_options = dict(source_options)
         self.writer = writer
         self.trigger = trigger
         self.checkpoint_dir = checkpoint_dir
-        self.max_tasks = max_tasks or spark.sparkContext.defaultParallelism
+        self.max_tasks = max_tasks  # micro-batch: tasks per batch
         jvm = spark.sparkContext._jvm  # noqa: SLF001 - the JVM writer is reached through py4j
         # Reports during a task bound the writer's memory (a micro-batch may hold a whole backlog) and let
         # positions move before a long task (a Real-Time Mode epoch) ends.

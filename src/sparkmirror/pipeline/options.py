@@ -83,10 +83,11 @@ def producer_settings(java_settings: Mapping[str, str], max_message_bytes: int |
     rejects (measured here: its I/O thread overflowed its stack), so batches are capped below it and a
     record larger than it is refused by the producer itself (`max.request.size`), at once and named.
     """
-    in_flight = java_settings.get("max.in.flight.requests.per.connection")
-    if in_flight is not None and int(in_flight) > _MAX_IN_FLIGHT_WITH_IDEMPOTENCE:
-        raise ConfigError([f"{describe('max.in.flight.requests.per.connection')}: {in_flight} would reorder "
-                           f"records; the idempotent producer allows at most {_MAX_IN_FLIGHT_WITH_IDEMPOTENCE}"])
+    in_flight = java_settings.get("max.in.flight.requests.per.connection", "1").strip()
+    if not in_flight.isdigit() or int(in_flight) > _MAX_IN_FLIGHT_WITH_IDEMPOTENCE:
+        raise ConfigError([f"{describe('max.in.flight.requests.per.connection')}: '{in_flight}' would reorder "
+                           f"records or is not a number; the idempotent producer takes 1 to "
+                           f"{_MAX_IN_FLIGHT_WITH_IDEMPOTENCE}"])
     settings = {**PRODUCER_DEFAULTS, **{k: v for k, v in java_settings.items() if k not in _WRITER_MANAGED}}
     settings.update({"acks": "all", "enable.idempotence": "true"})
     if max_message_bytes is not None:
@@ -110,9 +111,9 @@ class TriggerSpec:
     wait for a long batch or epoch to end.
     """
 
-    mode: str = MICRO_BATCH
-    epoch_ms: int = 60_000
-    report_interval_ms: int = 500
+    mode: str
+    epoch_ms: int
+    report_interval_ms: int
 
     @property
     def real_time_epoch(self) -> str:

@@ -108,7 +108,8 @@ class Restart:
 
 
 class FlowRunner:
-    """Runs one flow. Every method is called from the supervisor's thread except `_on_batch` (Spark's)."""
+    """Runs one flow. Every method is called from the supervisor's thread except `_on_batch` (the summary
+    pump's)."""
 
     def __init__(self, flow: FlowConfig, source: ClusterAdmin, target: ClusterAdmin, state_dir: Path,
                  spark: Callable[[], object], until_caught_up: bool = False,
@@ -291,7 +292,7 @@ class FlowRunner:
         writer = WriterSpec(f"{flow.name}#{id(self)}#{self._generation}", flow.target, producer, remote,
                             (flow.source, flow.target) if flow.provenance_enabled else None)
         replication = ReplicationFlow(spark, flow.name, source_opts, writer, checkpoint, self._on_batch, trigger,
-                                      max_tasks=flow.tasks_max or os.cpu_count())
+                                      max_tasks=flow.tasks_max or os.cpu_count() or 1)
         self._pump = replication.pump
         return replication
 
@@ -383,9 +384,8 @@ class FlowRunner:
         from sparkmirror.pipeline.flow import query_status  # noqa: PLC0415
 
         active, failure = query_status(self.query)
-        reporting = self._pump.error or self._pump.writer_failure() if self._pump is not None else None
-        if reporting is not None and failure is None:
-            failure = reporting
+        if failure is None and self._pump is not None:
+            failure = self._pump.error  # offset syncs or positions could not be written
         if failure is None:
             if not active and not self.until_caught_up and self.failure is None:
                 self.failure = "stopped without an error; see the Spark log"

@@ -18,6 +18,7 @@ from sparkmirror.control.topics import TopicPlan
 from sparkmirror.errors import PipelineError
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.clients import librdkafka_settings
+from sparkmirror.pipeline import options
 from sparkmirror.runtime.flow_runner import FlowRunner, observe_plan
 from sparkmirror.runtime.scheduler import Scheduler
 
@@ -78,7 +79,7 @@ class Supervisor:
         """Source partitions of the Real-Time Mode flows now: each needs a task slot of its own."""
         wanted = 0
         for runner in self.flows.values():
-            if runner.trigger().mode == "real-time":
+            if runner.trigger().mode == options.REAL_TIME:
                 plan = runner.plan or self.plan_flow(runner.flow)
                 wanted += sum(plan.source_partitions.values())
         return wanted

@@ -42,8 +42,10 @@ def test_producer_settings_force_ordered_durable_writes():
 
 
 def test_more_than_five_requests_in_flight_are_refused_since_they_would_reorder():
-    with pytest.raises(ConfigError, match="B.producer.max.in.flight.requests.per.connection: 10 would reorder"):
+    with pytest.raises(ConfigError, match="B.producer.max.in.flight.requests.per.connection: '10' would reorder"):
         producer_settings({"max.in.flight.requests.per.connection": "10"}, describe=lambda k: f"B.producer.{k}")
+    with pytest.raises(ConfigError, match="'many' would reorder records or is not a number"):
+        producer_settings({"max.in.flight.requests.per.connection": "many"})
     assert producer_settings({"max.in.flight.requests.per.connection": "5"})["enable.idempotence"] == "true"
 
 

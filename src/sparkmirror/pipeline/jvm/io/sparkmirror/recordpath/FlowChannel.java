@@ -33,7 +33,6 @@ public final class FlowChannel {
     private final Set<MirrorWriter> open = ConcurrentHashMap.newKeySet();
     private final LinkedBlockingQueue<Map<String, Object>> reports = new LinkedBlockingQueue<>();
     private volatile boolean closed;
-    private volatile String failure;
     private final ScheduledFuture<?> reporting;
 
     private FlowChannel(String id, long reportIntervalMs) {
@@ -47,7 +46,7 @@ public final class FlowChannel {
         FlowChannel channel = new FlowChannel(id, reportIntervalMs);
         FlowChannel old = CHANNELS.put(id, channel);
         if (old != null) {
-            old.closed = true;
+            old.release();
         }
         return channel;
     }
@@ -76,19 +75,9 @@ public final class FlowChannel {
         reports.addAll(summaries);
     }
 
-    void failed(String message) {
-        if (failure == null) {
-            failure = message;
-        }
-    }
-
     private void reportOpenWriters() {
         for (MirrorWriter writer : open) {
-            try {
-                writer.reportAcknowledged();
-            } catch (RuntimeException e) {
-                failed(e.getMessage());
-            }
+            writer.reportAcknowledged();
         }
     }
 
@@ -103,11 +92,6 @@ public final class FlowChannel {
             reports.drainTo(out);
         }
         return JSON.writeValueAsString(out);
-    }
-
-    /** The first writer failure the reporter saw (a task failure also fails the query), or null. */
-    public String failure() {
-        return failure;
     }
 
     /**

@@ -49,8 +49,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private transient Object reportLock;
     private transient volatile boolean stopped;
     private transient volatile String error;
-    private transient volatile long sending = -1;
-    private transient volatile Thread sender;
+    private transient long sending;  // the record in send(): the producer reports a refusal during the call
 
     /** {@code spec}: JSON with channel, target, producer (Java client settings), remote_topics, provenance. */
     public MirrorWriter(String spec) throws Exception {
@@ -109,15 +108,10 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             byte[] key = row.isNullAt(4) ? null : (byte[]) row.get(4);
             byte[] value = row.isNullAt(5) ? null : (byte[]) row.get(5);
             long timestamp = Math.max(row.getLong(3), 0L);
-            p.log.sent(offset, (key == null ? 0 : key.length) + (value == null ? 0 : value.length));
-            sending = offset;  // a record the producer refuses at once is reported during send()
-            sender = Thread.currentThread();
-            try {
-                producer.send(new ProducerRecord<>(p.log.remoteTopic, partition, timestamp, key, value,
-                                                   java.util.Arrays.asList(headers)), p);
-            } finally {
-                sending = -1;
-            }
+            p.log.sent(offset);
+            sending = offset;
+            producer.send(new ProducerRecord<>(p.log.remoteTopic, partition, timestamp, key, value,
+                                               java.util.Arrays.asList(headers)), p);
         }
     }
 
@@ -220,9 +214,6 @@ public final class MirrorWriter extends ForeachWriter<Row> {
                 channel.offer(out);
             }
         }
-        if (error != null) {
-            channel.failed(error);
-        }
     }
 
     /** Write no more records; the one being sent, if any, is sent first. */
@@ -289,11 +280,13 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         @Override
         public void onCompletion(RecordMetadata metadata, Exception exception) {
             if (exception == null) {
-                log.acked(metadata.offset());
+                log.acked(metadata.offset(), Math.max(metadata.serializedKeySize(), 0)
+                                             + Math.max(metadata.serializedValueSize(), 0));
                 return;
             }
-            long upstream = sender == Thread.currentThread() && sending >= 0 ? sending
-                : log.upstreamAt(log.ackedCount());
+            // Called inside send() (the task thread holds the writer's lock) for a record refused at once;
+            // otherwise, from the I/O thread, for the oldest record not acknowledged yet.
+            long upstream = Thread.holdsLock(MirrorWriter.this) ? sending : log.upstreamAt(log.ackedCount());
             fail("writing " + log.topic + "-" + log.partition + "@" + upstream
                 + " to cluster '" + target + "' topic '" + log.remoteTopic + "' failed: " + exception.getMessage()
                 + " (" + exception.getClass().getSimpleName() + ")." + hint(exception));

@@ -20,10 +20,10 @@ final class PartitionLog {
     final String remoteTopic;
     private long[] upstream = new long[64];
     private long[] downstream = new long[64];
-    private int[] sizes = new int[64];
     private int sent;
     private int acked;
     private long skipped;
+    private long bytes;               // of the acknowledged records not reported yet
     private long seenNext = -1;       // one past the last offset seen, written or skipped
     private long reportedNext = -1;   // next_upstream of the last report
 
@@ -33,13 +33,11 @@ final class PartitionLog {
         this.remoteTopic = remoteTopic;
     }
 
-    synchronized void sent(long offset, int bytes) {
+    synchronized void sent(long offset) {
         if (sent == upstream.length) {
             upstream = Arrays.copyOf(upstream, sent * 2);
-            sizes = Arrays.copyOf(sizes, sent * 2);
         }
-        upstream[sent] = offset;
-        sizes[sent++] = bytes;
+        upstream[sent++] = offset;
         seenNext = offset + 1;
     }
 
@@ -48,11 +46,12 @@ final class PartitionLog {
         seenNext = offset + 1;
     }
 
-    synchronized void acked(long offset) {
+    synchronized void acked(long offset, int recordBytes) {
         if (acked == downstream.length) {
             downstream = Arrays.copyOf(downstream, Math.max(acked * 2, upstream.length));
         }
         downstream[acked++] = offset;
+        bytes += recordBytes;
     }
 
     synchronized long upstreamAt(int index) {
@@ -78,10 +77,6 @@ final class PartitionLog {
         if (acked == 0 && skipped == 0 && next <= reportedNext) {
             return null;
         }
-        long bytes = 0;
-        for (int i = 0; i < acked; i++) {
-            bytes += sizes[i];
-        }
         List<Long> syncUp = new ArrayList<>();
         List<Long> syncDown = new ArrayList<>();
         List<Boolean> runs = new ArrayList<>();
@@ -100,10 +95,10 @@ final class PartitionLog {
         // drop the reported prefix
         int rest = sent - acked;
         System.arraycopy(upstream, acked, upstream, 0, rest);
-        System.arraycopy(sizes, acked, sizes, 0, rest);
         sent = rest;
         acked = 0;
         skipped = 0;
+        bytes = 0;
         reportedNext = next;
         return out;
     }
@@ -116,12 +111,12 @@ final class PartitionLog {
         PartitionLog log = new PartitionLog("t", 0, "A.t");
         for (String offset : upstream.split(",")) {
             if (!offset.isEmpty()) {
-                log.sent(Long.parseLong(offset), 1);
+                log.sent(Long.parseLong(offset));
             }
         }
         for (String offset : downstream.split(",")) {
             if (!offset.isEmpty()) {
-                log.acked(Long.parseLong(offset));
+                log.acked(Long.parseLong(offset), 1);
             }
         }
         return new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(log.report());
