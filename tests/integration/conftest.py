@@ -40,14 +40,29 @@ def create_topic(clusters):
 ONLY_OWN_TOPICS = "heartbeats.replication.enabled = false\n"
 
 
+# Modules whose tests run in both record-path modes override this fixture with both values as params.
+TRIGGER_MODES = ["micro-batch", "real-time"]
+
+
 @pytest.fixture
-def mm2_properties(clusters, tmp_path):
+def trigger_mode() -> str:
+    return "micro-batch"
+
+
+def trigger_settings(mode: str) -> str:
+    """The properties that select a trigger mode (short reports so tests see positions move quickly)."""
+    return f"sparkmirror.trigger.mode = {mode}\nsparkmirror.report.interval.ms = 200\n"
+
+
+@pytest.fixture
+def mm2_properties(clusters, tmp_path, trigger_mode):
     """Write an A->B properties file for the test clusters replicating `topics`; returns its path."""
     def write(topics: str, extra: str = "") -> Path:
         path: Path = tmp_path / "mm2.properties"
         path.write_text(f"clusters = A, B\nA.bootstrap.servers = {clusters.source}\n"
                         f"B.bootstrap.servers = {clusters.target}\nA->B.enabled = true\n"
-                        f"A->B.topics = {topics}\n{SINGLE_BROKER}{ONLY_OWN_TOPICS}{extra}")
+                        f"A->B.topics = {topics}\n{SINGLE_BROKER}{ONLY_OWN_TOPICS}{trigger_settings(trigger_mode)}"
+                        f"{extra}")
         return path
     return write
 

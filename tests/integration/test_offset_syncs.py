@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.offsets.codec import decode_offset_sync
 
-from .conftest import records
+from .conftest import TRIGGER_MODES, records
 
 SYNCS_TOPIC = "mm2-offset-syncs.B.internal"
 
+
+
+@pytest.fixture(params=TRIGGER_MODES)
+def trigger_mode(request) -> str:
+    """Every test here runs in both record-path modes: micro-batch and Real-Time Mode."""
+    return request.param
 
 def read_syncs(bootstrap: str, topic: str) -> list[tuple[int, int, int]]:
     """(partition, upstream, downstream) of every sync for `topic`, in the order they were written."""

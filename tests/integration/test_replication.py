@@ -13,10 +13,18 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import KafkaRecord
 
+from .conftest import TRIGGER_MODES
+
 RECORDS = 10_000
 PARTITIONS = 3
 BASE_TS = int(time.time() * 1000) - 3_600_000  # recent: older records fall to retention.ms
 
+
+
+@pytest.fixture(params=TRIGGER_MODES)
+def trigger_mode(request) -> str:
+    """Every test here runs in both record-path modes: micro-batch and Real-Time Mode."""
+    return request.param
 
 def sample(i: int) -> KafkaRecord:
     key = None if i % 10 == 3 else f"key-{i % 101}".encode()

@@ -6,13 +6,14 @@ import logging
 import threading
 import time
 
+import pytest
 from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer
 from confluent_kafka.admin import AdminClient, NewPartitions
 
 from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import KafkaRecord
 
-from .conftest import SteadyProducer, count_records, records, wait_until
+from .conftest import TRIGGER_MODES, SteadyProducer, count_records, records, wait_until
 
 FAST = ("refresh.topics.interval.seconds = 1\nsync.topic.configs.enabled = false\n"
         "emit.heartbeats.enabled = false\n")
@@ -46,6 +47,12 @@ class ArrivalClock:
         self._thread.join(5)
         self._consumer.close()
 
+
+
+@pytest.fixture(params=TRIGGER_MODES)
+def trigger_mode(request) -> str:
+    """Every test here runs in both record-path modes: micro-batch and Real-Time Mode."""
+    return request.param
 
 def test_new_topics_and_partitions_join_a_running_flow_without_stopping_the_others(
         clusters, create_topic, mm2_properties, running, unique):

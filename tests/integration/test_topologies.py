@@ -28,7 +28,7 @@ from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.offsets.codec import decode_heartbeat
 from sparkmirror.policy.provenance import PROVENANCE_HEADER
 
-from .conftest import wait_until
+from .conftest import TRIGGER_MODES, trigger_settings, wait_until
 
 # Heartbeats replicate whatever the topic filter says (MM2's rule), and the session's clusters may hold a
 # `heartbeats` topic from other tests; tests that are not about heartbeats turn both off so that they only
@@ -151,14 +151,15 @@ def test_expected_topology_follows_mm2_naming_and_the_cycle_rule():
 
 
 # -- 1. active/active ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", TRIGGER_MODES)
 @pytest.mark.parametrize("policy", ["identity", "default"])
-def test_active_active_replicates_each_record_once_and_never_loops(clusters, running, tmp_path, unique, policy):
+def test_active_active_replicates_each_record_once_and_never_loops(clusters, running, tmp_path, unique, policy, mode):
     topic, per_side, partitions = f"aa-{unique}", 50, 3
     sides = {"A": clusters.source, "B": clusters.target}
     for bootstrap in sides.values():
         create(bootstrap, topic, partitions)
     path = properties(tmp_path / "aa.properties", sides, {"A->B": topic, "B->A": topic},
-                      FAST + (IDENTITY if policy == "identity" else ""))
+                      FAST + (IDENTITY if policy == "identity" else "") + trigger_settings(mode))
     written = {alias: rows(alias, per_side, partitions) for alias in sides}
     if policy == "identity":  # both origins end up in the one topic of each side
         expected = {alias: {topic: written["A"] + written["B"]} for alias in sides}

@@ -152,7 +152,8 @@ class ReplicationFlow:
         self._jvm = jvm
 
     def start(self, until_caught_up: bool = False) -> StreamingQuery:
-        """Start the query; with until_caught_up it stops by itself once the backlog is copied."""
+        """Start the query; with until_caught_up a micro-batch query stops by itself once the backlog is
+        copied (a Real-Time Mode query is stopped by its runner)."""
         reader = self.spark.readStream.format("kafka")
         for key, value in self.source_options.items():
             reader = reader.option(key, value)
@@ -164,12 +165,12 @@ class ReplicationFlow:
         jstream = (stream._jdf.writeStream().queryName(self.name)  # noqa: SLF001 - a JVM ForeachWriter
                    .option("checkpointLocation", str(self.checkpoint_dir)).foreach(jwriter))
         triggers = self._jvm.org.apache.spark.sql.streaming.Trigger
-        if until_caught_up:
-            jstream = jstream.trigger(triggers.AvailableNow())
-        elif self.trigger.mode == REAL_TIME:
+        if self.trigger.mode == REAL_TIME:
             jstream = jstream.outputMode("update").trigger(triggers.RealTime(self.trigger.real_time_epoch))
-        logger.info("starting flow %s (%s) checkpoint=%s", self.name,
-                    "until caught up" if until_caught_up else self.trigger.mode, self.checkpoint_dir)
+        elif until_caught_up:
+            jstream = jstream.trigger(triggers.AvailableNow())
+        logger.info("starting flow %s (%s%s) checkpoint=%s", self.name, self.trigger.mode,
+                    ", until caught up" if until_caught_up else "", self.checkpoint_dir)
         self.pump.start()
         try:
             return StreamingQuery(jstream.start())

@@ -26,6 +26,7 @@ from sparkmirror.errors import AdminOperationError, PipelineError, SparkmirrorEr
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.clients import librdkafka_settings
 from sparkmirror.kafka.internal_log import InternalTopicWriter
+from sparkmirror.kafka.records import has_records_between
 from sparkmirror.model import NewTopicSpec, PartitionSummary
 from sparkmirror.offsets.codec import (
     SYNC_LINK_HEADER,
@@ -129,6 +130,8 @@ class FlowRunner:
         self.failure: str | None = None
         self.restarts: list[Restart] = []
         self._pump = None
+        self._catch_up: dict[tuple[str, int], int] = {}
+        self._last_report = 0.0  # time.monotonic() of the last report handed to _on_batch
         self._generation = 0
         self._idle_logged = False
         self._stopped = False  # set by stop(): nothing may start a query afterwards
@@ -257,6 +260,9 @@ class FlowRunner:
         for line in start.notes:
             logger.info("%s", line)
         self.assignment, self.topic_ids, self.failure = wanted, ids, None
+        # Where "caught up" is, for a Real-Time Mode query (micro-batch uses Spark's availableNow).
+        self._catch_up = {(t, p): high for t, marks in watermarks.items() for p, (_low, high) in marks.items()}
+        self._last_report = time.monotonic()
         self.query = self._replication(start.offsets).start(until_caught_up=self.until_caught_up)
         restart = Restart(reason, stopped - began, time.monotonic() - stopped)
         self.restarts.append(restart)
@@ -298,8 +304,7 @@ class FlowRunner:
 
     def trigger(self) -> options.TriggerSpec:
         flow = self.flow
-        mode = options.MICRO_BATCH if self.until_caught_up else flow.trigger_mode
-        return options.TriggerSpec(mode, flow.real_time_epoch_ms, flow.report_interval_ms)
+        return options.TriggerSpec(flow.trigger_mode, flow.real_time_epoch_ms, flow.report_interval_ms)
 
     @property
     def real_time_partitions(self) -> int:
@@ -336,8 +341,26 @@ class FlowRunner:
         if checkpointer is not None:
             checkpointer.sync_group_offsets()
 
-    # -- Spark's callback ------------------------------------------------------------------------------
+    def _real_time_caught_up(self) -> bool:
+        """A Real-Time Mode query never ends by itself: with until_caught_up it is stopped once every
+        partition's position reached the end offset it had when the query started, or only offsets that
+        hold no record (trailing transaction markers) are left, and no report came for two intervals."""
+        if self.trigger().mode != options.REAL_TIME:
+            return False
+        with self._lock:
+            positions = self._positions or {}
+        behind = [(t, p, start, end) for (t, p), end in self._catch_up.items()
+                  if (start := positions.get(t, pos.TopicPosition(None)).next_offsets.get(p, 0)) < end]
+        if not behind:
+            return True
+        if time.monotonic() - self._last_report < 2 * self.flow.report_interval_ms / 1000:
+            return False
+        settings = librdkafka_settings(self.flow.source_consumer, "consumer", self.flow.source_consumer.origin)
+        return not any(has_records_between(settings, t, p, start, end) for t, p, start, end in behind)
+
+    # -- the summary pump's callback -------------------------------------------------------------------
     def _on_batch(self, batch_id: int, summaries: list[PartitionSummary], started: float) -> None:
+        self._last_report = started
         self.progress.record(batch_id, summaries, started)
         if not summaries:
             return
@@ -386,6 +409,9 @@ class FlowRunner:
         active, failure = query_status(self.query)
         if failure is None and self._pump is not None:
             failure = self._pump.error  # offset syncs or positions could not be written
+        if failure is None and active and self.until_caught_up and self._real_time_caught_up():
+            self._stop_query()
+            return False
         if failure is None:
             if not active and not self.until_caught_up and self.failure is None:
                 self.failure = "stopped without an error; see the Spark log"
