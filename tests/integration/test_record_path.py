@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 
 import pytest
 from confluent_kafka import Producer
@@ -28,9 +29,13 @@ def trigger_mode() -> str:
 
 
 def sample(tag: str, n: int, partitions: int) -> list[KafkaRecord]:
+    """Null keys and values, repeated and null headers, and distinct timestamps an hour old (not the
+    producer's own). Not older: records past the brokers' 7-day retention are deleted by the next retention
+    check, in the middle of whichever test is running then."""
+    hour_ago = int(time.time() * 1000) - 3_600_000
     return [KafkaRecord(i % partitions, -1, None if i % 7 == 0 else f"k{i}".encode(),
                         None if i % 11 == 0 else f"{tag}-{i}".encode(),
-                        (("h", b"1"), ("h", None), ("z", f"{i}".encode())), 0, 1_600_000_000_000 + i)
+                        (("h", b"1"), ("h", None), ("z", f"{i}".encode())), 0, hour_ago + i)
             for i in range(n)]
 
 

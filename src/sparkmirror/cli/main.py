@@ -329,13 +329,17 @@ def demo(obj: dict[str, bool], records: int, partitions: int, value_size: int) -
 @cli.command()
 @click.pass_obj
 def setup(obj: dict[str, bool]) -> None:
-    """Check Java and resolve the pinned Kafka and Spark connector jars into the cache."""
+    """Check Java, resolve the pinned Kafka and Spark connector jars, build the record path and the class archive."""
 
     def action() -> int:
         from sparkmirror.embedded.jars import ensure_all  # noqa: PLC0415
+        from sparkmirror.pipeline.class_archive import ensure  # noqa: PLC0415
 
         for group, folder in ensure_all().items():
             click.echo(f"{group}: {len(list(folder.glob('*.jar')))} jars in {folder}")
+        archive = ensure()
+        click.echo(f"Spark driver class archive: {archive}" if archive else
+                   "Spark driver class archive: none (sessions start without one; see the warning above)")
         return ExitStatus.SUCCESS
 
     _guard(action, obj["traceback"])

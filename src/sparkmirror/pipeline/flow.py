@@ -54,9 +54,11 @@ class WriterSpec:
     producer: Mapping[str, str]  # Java producer settings
     remote_topics: Mapping[str, str]
     provenance: tuple[str, str] | None = None  # (source, target) aliases when the header is on
+    producer_slots: int = 1  # producers per JVM for this configuration: tasks take slot = partition % this
 
     def to_json(self) -> str:
         return json.dumps({"channel": self.channel, "target": self.target, "producer": dict(self.producer),
+                           "producer_slots": self.producer_slots,
                            "remote_topics": dict(self.remote_topics),
                            "provenance": None if self.provenance is None else
                            {"source": self.provenance[0], "target": self.provenance[1]}})
@@ -126,10 +128,15 @@ class SummaryPump:
         self._stop.set()
         self._thread.join(max(1.0, self._poll_ms / 1000 * 5))
         try:
-            while self.drain(0):
-                pass
-        finally:
-            self._channel.release()  # type: ignore[attr-defined]
+            try:
+                while self.drain(0):
+                    pass
+            finally:
+                self._channel.release()  # type: ignore[attr-defined]
+        except (Py4JError, ConnectionError) as exc:
+            # The JVM ended meanwhile (a SIGTERM to the whole process group reaches it too): reports it had
+            # not handed over are lost, so those records are read and copied again on the next start.
+            logger.debug("channel gone with the JVM while draining: %s", exc)
 
 
 class ReplicationFlow:

@@ -12,6 +12,7 @@ from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 
 from sparkmirror.embedded import jars
+from sparkmirror.pipeline import class_archive
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ def default_master(real_time_slots: int = 0) -> str:
 def spark_defaults(real_time_slots: int = 0) -> dict[str, str]:
     """Settings sparkmirror needs; `spark.*` keys of the properties file override them."""
     log_cfg = resources.files("sparkmirror.embedded").joinpath("spark-log4j2.properties")
+    driver_options = f"-Dlog4j2.configurationFile={log_cfg} {class_archive.driver_java_options()}".strip()
     return {
         "spark.master": default_master(real_time_slots),
         "spark.app.name": "sparkmirror",
@@ -39,7 +41,7 @@ def spark_defaults(real_time_slots: int = 0) -> dict[str, str]:
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "2",
         "spark.python.worker.reuse": "true",
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={log_cfg}",
+        "spark.driver.extraJavaOptions": driver_options,
         "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile={log_cfg}",
         "spark.sql.streaming.stopGracefullyOnShutdown": "true",
         # Local mode talks to itself over loopback only.

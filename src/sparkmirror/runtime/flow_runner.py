@@ -248,7 +248,7 @@ class FlowRunner:
         if self._stopped:
             return
         stopped = time.monotonic()
-        watermarks = {t: self.source.watermarks(t, n) for t, n in wanted.items()}
+        watermarks = self.source.watermarks_of(wanted)
         reset = options.reset_policy(self.flow.source_consumer, self.flow.source_consumer.origin)
         with self._lock:
             start = pos.plan_start(wanted, ids, watermarks, self._positions, reset, self.flow.name)
@@ -295,10 +295,11 @@ class FlowRunner:
         shutil.rmtree(checkpoints, ignore_errors=True)  # positions live in positions.json, not here
         checkpoint = checkpoints / str(self._generation)
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        tasks = flow.tasks_max or os.cpu_count() or 1
         writer = WriterSpec(f"{flow.name}#{id(self)}#{self._generation}", flow.target, producer, remote,
-                            (flow.source, flow.target) if flow.provenance_enabled else None)
+                            (flow.source, flow.target) if flow.provenance_enabled else None, producer_slots=tasks)
         replication = ReplicationFlow(spark, flow.name, source_opts, writer, checkpoint, self._on_batch, trigger,
-                                      max_tasks=flow.tasks_max or os.cpu_count() or 1)
+                                      max_tasks=tasks)
         self._pump = replication.pump
         return replication
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from sparkmirror.config.mm2 import ClientSettings, FlowConfig, MirrorMakerConfig
@@ -46,6 +46,7 @@ class Supervisor:
         self._stop = threading.Event()
         self._reload_requested = threading.Event()
         self._spark = None
+        self._spark_starting: Future | None = None
         self._watcher = None
         self._reloader = None
 
@@ -70,10 +71,31 @@ class Supervisor:
 
     def _spark_session(self):  # noqa: ANN202 - pyspark type, lazy
         if self._spark is None:
-            from sparkmirror.pipeline.session import build_spark_session  # noqa: PLC0415
-
-            self._spark = build_spark_session(self.config.spark, self._real_time_slots_wanted())
+            if self._spark_starting is None:
+                self._start_spark_session()
+            assert self._spark_starting is not None
+            try:
+                self._spark = self._spark_starting.result()
+            except Exception:
+                self._spark_starting = None  # the next flow to start tries again, as before
+                raise
         return self._spark
+
+    def _start_spark_session(self) -> None:
+        """Build the Spark session on a thread of its own: its JVM starts while the flows create their
+        internal and remote topics, which need no Spark (about a second less before the first record)."""
+        from sparkmirror.pipeline.session import build_spark_session  # noqa: PLC0415
+
+        future: Future = Future()
+
+        def build() -> None:
+            try:
+                future.set_result(build_spark_session(self.config.spark, self._real_time_slots_wanted()))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the session
+                future.set_exception(exc)
+
+        self._spark_starting = future
+        threading.Thread(target=build, name="spark-session", daemon=True).start()
 
     def _real_time_slots_wanted(self) -> int:
         """Source partitions of the Real-Time Mode flows now: each needs a task slot of its own."""
@@ -100,6 +122,8 @@ class Supervisor:
     def start(self) -> None:
         """Check clusters, then start every flow; a flow whose start fails is reported, the others run."""
         self.check_clusters()
+        if self.flows:
+            self._start_spark_session()
         alone = len(self.flows) == 1
         errors = [e for e in (self._start_runner(r, raise_error=alone) for r in list(self.flows.values()))
                   if e is not None]
@@ -244,6 +268,11 @@ class Supervisor:
     def shutdown(self) -> None:
         """stop(), then end the Spark session this supervisor created (the CLI's exit path)."""
         self.stop()
+        if self._spark is None and self._spark_starting is not None:
+            try:  # a session still starting is stopped too, not left to the interpreter's exit
+                self._spark = self._spark_starting.result()
+            except Exception as exc:  # noqa: BLE001 - no session to stop; its error was the flows' to report
+                logger.debug("Spark session did not start: %s", exc)
         if self._spark is not None:
             from sparkmirror.pipeline.session import stop_quietly  # noqa: PLC0415
 

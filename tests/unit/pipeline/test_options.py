@@ -31,6 +31,14 @@ def test_an_explicit_fetch_wait_beats_the_source_default():
     assert opts["kafka.fetch.max.wait.ms"] == "250"
 
 
+def test_spark_source_consumers_register_no_metrics_unless_asked():
+    opts = source_options({"bootstrap.servers": "a:1"}, {"t": {0: 0}})
+    assert opts["kafka.auto.include.jmx.reporter"] == "false"
+    assert opts["kafka.enable.metrics.push"] == "false"
+    explicit = source_options({"bootstrap.servers": "a:1", "enable.metrics.push": "true"}, {"t": {0: 0}})
+    assert explicit["kafka.enable.metrics.push"] == "true"
+
+
 def test_producer_settings_force_ordered_durable_writes():
     settings = producer_settings({"bootstrap.servers": "b:1", "acks": "1", "enable.idempotence": "false",
                                   "linger.ms": "50", "key.serializer": "x.Custom"})

@@ -41,9 +41,11 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private final HashMap<String, String> remoteTopics;
     private final String provenanceSource;  // null: no provenance header
     private final String provenanceTarget;
+    private final int producerSlots;
 
     private transient FlowChannel channel;
     private transient KafkaProducer<byte[], byte[]> producer;
+    private transient int slot;
     private transient ConcurrentHashMap<String, Partition> partitions;
     private transient Partition last;  // rows come partition by partition
     private transient Object reportLock;
@@ -51,13 +53,15 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private transient volatile String error;
     private transient long sending;  // the record in send(): the producer reports a refusal during the call
 
-    /** {@code spec}: JSON with channel, target, producer (Java client settings), remote_topics, provenance. */
+    /** {@code spec}: JSON with channel, target, producer (Java client settings), producer_slots (producers
+     * per configuration, the flow's tasks.max), remote_topics, provenance. */
     public MirrorWriter(String spec) throws Exception {
         Map<String, Object> s = new ObjectMapper().readValue(spec, new TypeReference<Map<String, Object>>() { });
         this.channelId = (String) s.get("channel");
         this.target = (String) s.get("target");
         this.producerConfig = strings(s.get("producer"));
         this.remoteTopics = strings(s.get("remote_topics"));
+        this.producerSlots = Math.max(1, ((Number) s.get("producer_slots")).intValue());
         @SuppressWarnings("unchecked")
         Map<String, String> provenance = (Map<String, String>) s.get("provenance");
         this.provenanceSource = provenance == null ? null : provenance.get("source");
@@ -79,7 +83,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         if (channel == null || channel.isClosed()) {
             return false;  // the query is being stopped: these records are read again by the next one
         }
-        producer = Producers.get(producerConfig);
+        slot = (int) (partitionId % producerSlots);
+        producer = Producers.get(producerConfig, slot);
         channel.opened(this);
         return true;
     }
@@ -179,7 +184,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             }
             reportAcknowledged();
             if (error != null) {
-                Producers.discard(producerConfig, producer);
+                Producers.discard(producerConfig, slot, producer);
                 throw new RecordPathException(error);
             }
             if (errorOrNull == null && !stopped) {
