@@ -42,6 +42,19 @@ def test_spark_sessions_load_their_classes_from_the_archive(tmp_path):
     assert "org.apache.spark.SparkContext source: file:" in without  # read from spark-core's jar
 
 
+def test_setup_records_an_archive_and_drops_stale_ones(tmp_path):
+    # A cache of its own, while the default cache already holds an archive the recording JVM must not map.
+    stale = tmp_path / "jvm" / "spark-driver-0000000000000000.jsa"
+    stale.parent.mkdir()
+    stale.write_bytes(b"an archive of an earlier JVM or Spark")
+
+    made = class_archive.ensure(tmp_path)
+
+    assert made is not None and made.stat().st_size > 1_000_000
+    assert sorted(p.name for p in made.parent.iterdir()) == [made.name]
+    assert class_archive.driver_java_options(tmp_path).startswith(f"-XX:SharedArchiveFile={made} ")
+
+
 def test_no_archive_means_no_option(tmp_path):
     assert class_archive.driver_java_options(tmp_path) == ""
     assert class_archive.archive_path(tmp_path).parent == tmp_path / "jvm"

@@ -70,6 +70,9 @@ def ensure(cache: Path | None = None) -> Path | None:
         return None
     finally:
         tmp.unlink(missing_ok=True)
+    for stale in path.parent.glob("spark-driver-*.jsa"):  # archives of an earlier JVM or Spark: never used again
+        if stale != path:
+            stale.unlink(missing_ok=True)
     logger.info("class-data archive ready in %.0f s", time.monotonic() - started)
     return path
 
@@ -78,7 +81,7 @@ def _train(out: Path) -> None:
     """Start a session, run a short streaming query through the sink API sparkmirror uses, exit the JVM."""
     from sparkmirror.pipeline.session import build_spark_session, spark_defaults  # noqa: PLC0415
 
-    options = spark_defaults()["spark.driver.extraJavaOptions"]
+    options = spark_defaults(class_data_archive=False)["spark.driver.extraJavaOptions"]
     spark = build_spark_session({"spark.driver.extraJavaOptions": f"{options} -XX:ArchiveClassesAtExit={out} "
                                                                   f"{_QUIET}"})
     query = (spark.readStream.format("rate").option("rowsPerSecond", "1000").load()

@@ -29,10 +29,12 @@ def default_master(real_time_slots: int = 0) -> str:
     return f"local[{max(os.cpu_count() or 1, real_time_slots + REAL_TIME_SLOT_HEADROOM)},4]"
 
 
-def spark_defaults(real_time_slots: int = 0) -> dict[str, str]:
-    """Settings sparkmirror needs; `spark.*` keys of the properties file override them."""
+def spark_defaults(real_time_slots: int = 0, class_data_archive: bool = True) -> dict[str, str]:
+    """Settings sparkmirror needs; `spark.*` keys of the properties file override them. Without
+    `class_data_archive` the driver maps no archive (the JVM that records one must not)."""
     log_cfg = resources.files("sparkmirror.embedded").joinpath("spark-log4j2.properties")
-    driver_options = f"-Dlog4j2.configurationFile={log_cfg} {class_archive.driver_java_options()}".strip()
+    archive = class_archive.driver_java_options() if class_data_archive else ""
+    driver_options = f"-Dlog4j2.configurationFile={log_cfg} {archive}".strip()
     return {
         "spark.master": default_master(real_time_slots),
         "spark.app.name": "sparkmirror",
