@@ -87,6 +87,11 @@ class MirrorMakerRunner:
     def log_tail(self) -> str:
         return self._mm.log_tail() if self._mm else ""
 
+    @property
+    def log_dir(self) -> Path | None:
+        """The folder of the latest start: its properties and logs (kept after stop())."""
+        return self._mm.dir if self._mm else None
+
 
 class SparkmirrorRunner:
     """`sparkmirror run` as a separate process: micro-batches with Spark on `local[cores]`, or Real-Time Mode
@@ -117,6 +122,15 @@ class SparkmirrorRunner:
 
     def stop(self) -> None:
         stop_process_group(self._proc)
+
+    def resume(self) -> subprocess.Popen[bytes]:
+        """Start `sparkmirror run` again on the latest start's configuration and state folder (as after a
+        crash); its output goes to a new log beside the first."""
+        assert self._log is not None, "resume() needs an earlier start()"
+        run_dir = self._log.parent
+        self._log = run_dir / f"sparkmirror-{time.monotonic_ns()}.log"
+        self._proc = start_sparkmirror(run_dir / "mm2.properties", run_dir, self._log)
+        return self._proc
 
     @property
     def log_path(self) -> Path | None:

@@ -46,6 +46,23 @@ class ClusterAuthenticationError(SparkmirrorError):
             f"overrides, which the control plane uses).")
 
 
+class SecurityProtocolMismatchError(ClusterAuthenticationError):
+    """The cluster answered, but its listener speaks another security.protocol than the client.
+
+    A ClusterAuthenticationError (same exit status): the connection's security settings are what is wrong,
+    not the network, so "unreachable" would send the operator to the wrong place.
+    """
+
+    def __init__(self, alias: str, bootstrap_servers: str, protocol: str, listener: str, cause: str) -> None:
+        self.alias = alias
+        self.bootstrap_servers = bootstrap_servers
+        self.protocol = protocol
+        SparkmirrorError.__init__(
+            self, f"cluster '{alias}' at bootstrap.servers={bootstrap_servers}: security.protocol={protocol} but "
+                  f"{listener}; set '{alias}.security.protocol' to the listener's protocol in the properties file "
+                  f"(or '{alias}.admin.security.protocol', which the control plane uses). librdkafka: {cause}")
+
+
 class AdminOperationError(SparkmirrorError):
     """An admin call failed; names the operation and the cluster."""
 
@@ -62,3 +79,7 @@ class PipelineError(SparkmirrorError):
 
 class EmbeddedSetupError(SparkmirrorError):
     """Java, Maven or the cached jars needed for local clusters or Spark are missing."""
+
+
+class StateError(SparkmirrorError):
+    """The state dir (`--state-dir`) or a flow's positions file is unusable; one line: the path, then the fix."""

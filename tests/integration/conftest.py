@@ -12,6 +12,7 @@ from confluent_kafka import TIMESTAMP_CREATE_TIME
 
 from sparkmirror.config.mm2 import load_config
 from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
+from sparkmirror.errors import PipelineError
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.records import produce
 from sparkmirror.model import KafkaRecord, NewTopicSpec
@@ -156,14 +157,18 @@ class SteadyProducer:
     def __init__(self, bootstrap: str, topic: str, partitions: int = 1, per_round: int = 5) -> None:
         self.bootstrap, self.topic, self.partitions, self.per_round = bootstrap, topic, partitions, per_round
         self.written = 0
+        self.errors: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.written += produce(self.bootstrap, self.topic,
-                                    records(f"steady{self.written}", self.per_round, self.partitions))
+            try:
+                self.written += produce(self.bootstrap, self.topic,
+                                        records(f"steady{self.written}", self.per_round, self.partitions))
+            except PipelineError as exc:  # the topic was deleted under it (tests do that); `written` tells
+                self.errors.append(str(exc))
             time.sleep(0.02)
 
     def stop(self) -> int:

@@ -145,3 +145,54 @@ def test_turning_checkpoints_on_while_running_starts_them(clusters, create_topic
         got = wait_until(lambda: client.read_checkpoints(path, "A", "B", group), PICKUP_DEADLINE_S,
                          "a checkpoint after checkpoints were turned on")
         assert [(c.topic, c.upstream_offset, c.downstream_offset) for c in got.values()] == [(f"A.{topic}", 11, 11)]
+
+
+def test_unreadable_edits_and_a_deleted_file_are_rejected_while_records_keep_flowing(
+        clusters, create_topic, running, tmp_path, unique, caplog):
+    a, b = f"reload-bad-{unique}-a", f"reload-bad-{unique}-b"
+    create_topic("A", a, 2)
+    create_topic("A", b, 1)
+    produce(clusters.source, b, records("b", 30))
+    path = tmp_path / "mm2.properties"
+    good = properties_text(clusters, f"{FLOW}.enabled = true\n{FLOW}.topics = {a}\n")
+    path.write_text(good)
+    flow_line = good.index(f"{FLOW}.enabled")
+    broken = [  # (bytes written over the file, None: the file deleted), what the rejection names
+        (b"\x89PNG\r\n\x1a\n\x00\xff\xfe" + os.urandom(64), "not UTF-8 text"),
+        (b"lorem ipsum dolor sit amet\n%%% ::: ===\n", "clusters: missing"),
+        (good.encode()[:flow_line + len(f"{FLOW}.ena")], "looks cut off mid-write"),
+        (None, "No such file or directory"),
+    ]
+    producer = SteadyProducer(clusters.source, a, 2, per_round=4)
+    try:
+        with caplog.at_level(logging.INFO, logger="sparkmirror"), running(path, watch=True) as supervisor:
+            wait_until(lambda: count_records(clusters.target, f"A.{a}") > 0, TRANSFER_TIMEOUT_S, "topic a to flow")
+            runner = supervisor.flows[FLOW]
+            restarts, assignment = len(runner.restarts), dict(runner.assignment)
+            for content, problem in broken:
+                before = count_records(clusters.target, f"A.{a}")
+                if content is None:
+                    path.unlink()
+                else:
+                    tmp = path.with_name(path.name + ".tmp")
+                    tmp.write_bytes(content)
+                    os.replace(tmp, path)
+                [rejection] = wait_until(lambda p=problem: errors_logged(caplog, "rejected", p), PICKUP_DEADLINE_S,
+                                         f"the rejection naming {problem!r} to be logged at ERROR")
+                assert str(path) in rejection and "previous configuration keeps running" in rejection
+                wait_until(lambda n=before: count_records(clusters.target, f"A.{a}") > n + 100, TRANSFER_TIMEOUT_S,
+                           f"topic a to keep flowing after the edit rejected for {problem!r}")
+                assert supervisor.flows[FLOW] is runner and runner.failure is None
+                assert len(runner.restarts) == restarts and runner.assignment == assignment
+            print(f"\nrejections logged: {errors_logged(caplog, 'rejected')}")
+
+            # The file comes back, valid and widened: the loop that rejected the broken ones applies it.
+            rewrite(path, properties_text(clusters, f"{FLOW}.enabled = true\n{FLOW}.topics = reload-bad-{unique}-.*\n"))
+            wait_until(lambda: count_records(clusters.target, f"A.{b}") == 30, PICKUP_DEADLINE_S + TRANSFER_TIMEOUT_S,
+                       "topic b, added by the file re-created after its deletion")
+            assert supervisor.flows[FLOW].failure is None
+            written = producer.stop()
+            wait_until(lambda: count_records(clusters.target, f"A.{a}") >= written, TRANSFER_TIMEOUT_S,
+                       "every record of a")
+    finally:
+        producer.stop()

@@ -8,12 +8,13 @@ import pytest
 from confluent_kafka import TIMESTAMP_CREATE_TIME
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from sparkmirror.control.configs import ConfigAlteration
 from sparkmirror.errors import PipelineError
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.records import produce, read_all
-from sparkmirror.model import KafkaRecord
+from sparkmirror.model import KafkaRecord, NewTopicSpec
 
-from .conftest import TRIGGER_MODES
+from .conftest import TRIGGER_MODES, wait_until
 
 RECORDS = 10_000
 PARTITIONS = 3
@@ -76,3 +77,54 @@ def test_record_larger_than_target_accepts_fails_with_a_clear_error(clusters, cr
     assert f"{topic}-0@5" in message, message
     assert "larger than cluster 'B' accepts" in message
     assert "max.message.bytes" in message
+
+
+@pytest.mark.parametrize("limit_drops", [False, True], ids=["limit-at-start", "limit-drops-while-running"])
+def test_a_record_the_target_refuses_keeps_partition_order_and_the_retry_copies_it_after_the_fix(
+        clusters, create_topic, mm2_properties, running, unique, limit_drops, trigger_mode):
+    """Nothing behind a record the target refuses may be written (the retry would put it behind them); once
+    the limit is raised, the failed flow's retry copies the rest, in order. The producer refuses a record
+    over the limit known at the query's start at once; a limit lowered while it runs is the broker's to
+    refuse, the producer retrying (here for 10 s) before it gives up."""
+    if limit_drops and trigger_mode == "real-time":
+        pytest.skip("the same JVM writer rule as micro-batch; Real-Time Mode's four task attempts would each "
+                    "wait for the producer's delivery time-out")
+    topic = f"refused-{unique}"
+    create_topic("A", topic, 1)
+    target = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
+    remote = f"A.{topic}"
+    first_limit = "50000" if limit_drops else "2000"
+    assert target.create_topics([NewTopicSpec(remote, 1, 1, {"max.message.bytes": first_limit})])[remote] is None
+    values = [f"small-{i}".encode() for i in range(5)] + [b"x" * 10_000] + \
+             [f"after-{i}".encode() * 10 for i in range(3_000)]  # many batches behind the refused one
+
+    def write(part: list[bytes]) -> None:
+        produce(clusters.source, topic, [KafkaRecord(0, -1, None, v, (), TIMESTAMP_CREATE_TIME, BASE_TS)
+                                         for v in part])
+
+    def on_b() -> list[bytes]:
+        return [r.value for r in read_all(clusters.target, remote, 1)[0]]
+
+    def set_limit(value: str) -> None:
+        alteration = ConfigAlteration("max.message.bytes", "SET", value)
+        assert target.alter_topic_configs({remote: [alteration]}) == {remote: None}
+
+    write(values[:5])
+    path = mm2_properties(topic, "B.producer.delivery.timeout.ms = 10000\nB.producer.request.timeout.ms = 5000\n")
+    with running(path) as supervisor:
+        runner = supervisor.flows["A->B"]
+        wait_until(lambda: len(on_b()) == 5, 90, "the first records")
+        if limit_drops:
+            set_limit("2000")
+        write(values[5:])
+        wait_until(lambda: runner.failure is not None, 90, "the refused record to fail the flow")
+        assert f"{topic}-0@5" in runner.failure, runner.failure
+        time.sleep(2)  # anything still on its way to B lands now
+        # (Real-Time Mode's task retries re-send the epoch's first records: duplicates, never later records.)
+        assert list(dict.fromkeys(on_b())) == values[:5], "records behind the refused one were written"
+
+        set_limit("50000")
+        wait_until(lambda: len(on_b()) >= len(values), 120, "the retry to copy the rest")
+        copied = on_b()
+        assert list(dict.fromkeys(copied)) == list(dict.fromkeys(values)), "partition order broken"
+        assert runner.failure is None and runner.progress.snapshot().retries >= 1

@@ -135,3 +135,35 @@ def test_auto_offset_reset_latest_replicates_only_new_records(clusters, create_t
         time.sleep(2)
     values = sorted(r.value for rs in read_all(clusters.target, f"A.{topic}", 2).values() for r in rs)
     assert values == sorted(f"after-{i}".encode() for i in range(10))
+
+
+def test_a_topic_deleted_while_it_is_read_stalls_no_other_topic(clusters, create_topic, mm2_properties, running,
+                                                                 unique):
+    """Both topics take records all along; the deletion must not stop the other topic's records for more
+    than two refresh intervals (it stalled every topic of the flow for four minutes)."""
+    refresh_s = 5
+    keep, doomed = f"midread-{unique}-keep", f"midread-{unique}-doomed"
+    create_topic("A", keep, 2)
+    create_topic("A", doomed, 2)
+    kept, gone = SteadyProducer(clusters.source, keep, 2), SteadyProducer(clusters.source, doomed, 2)
+    clock = ArrivalClock(clusters.target, f"A.{keep}")
+    path = mm2_properties(f"midread-{unique}-.*", f"refresh.topics.interval.seconds = {refresh_s}\n"
+                                                    "sync.topic.configs.enabled = false\n")
+    try:
+        with running(path) as sup:
+            wait_until(lambda: count_records(clusters.target, f"A.{doomed}") > 200
+                       and count_records(clusters.target, f"A.{keep}") > 200, 90, "both topics flowing")
+            deleted = time.monotonic()
+            source_admin = AdminClient({"bootstrap.servers": clusters.source})
+            source_admin.delete_topics([doomed])[doomed].result()
+            gone.stop()
+            wait_until(lambda: doomed not in sup.flows["A->B"].assignment, 120, "the flow to drop the topic")
+            time.sleep(refresh_s)
+            gap = clock.largest_gap(deleted - 1, time.monotonic())
+            print(f"\nlargest pause of the other topic around the deletion: {gap:.1f} s")
+            assert gap <= 2 * refresh_s, f"the other topic paused {gap:.1f} s"
+            assert sup.flows["A->B"].failure is None
+    finally:
+        kept.stop()
+        gone.stop()
+        clock.close()

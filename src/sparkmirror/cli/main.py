@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from sparkmirror.errors import (
     ConfigError,
     SparkmirrorError,
 )
+from sparkmirror.runtime.stopping import DEFAULT_STOP_TIMEOUT_S
 
 logger = logging.getLogger("sparkmirror")
 
@@ -62,6 +64,29 @@ def cli(ctx: click.Context, verbose: bool, traceback: bool) -> None:
     """Cross-cluster replication for Apache Kafka, MirrorMaker 2 compatible, on Apache Spark."""
     _setup_logging(verbose)
     ctx.obj = {"traceback": traceback}
+
+
+class _StopSignals:
+    """SIGTERM and SIGINT only note that a stop was asked for; the main thread does the stopping.
+
+    Doing the stop inside the handler deadlocked when the signal landed while the interrupted code was
+    inside a client call (closing that client from the handler waited for the call it had interrupted).
+    A second signal during the stop ends the process at once.
+    """
+
+    def __init__(self) -> None:
+        self.signal: str | None = None
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, self._handle)
+
+    def _handle(self, signum: int, _frame: object) -> None:
+        if self.signal is not None:
+            os.write(2, f"{signal.Signals(signum).name} again: exiting without finishing the stop\n".encode())
+            os._exit(int(ExitStatus.INTERRUPTED))
+        self.signal = signal.Signals(signum).name
+
+    def requested(self) -> bool:
+        return self.signal is not None
 
 
 def _split_aliases(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -177,7 +202,7 @@ def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ..
             return ExitStatus.SUCCESS
         from sparkmirror.runtime.supervisor import Supervisor  # noqa: PLC0415
 
-        supervisor = Supervisor(config, Path("."), target_clusters=targets)
+        supervisor = Supervisor(config, Path("."), target_clusters=targets, check_state=False)
         supervisor.check_clusters()
         for flow in flows:
             for line in render.topic_plan(flow, supervisor.plan_flow(flow)):
@@ -191,11 +216,14 @@ def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ..
 @_config_argument
 @click.option("--config", "config_option", type=click.Path(dir_okay=False, path_type=Path),
               help="The MM2 properties file (instead of the CONFIG_FILE argument).")
-@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("sparkmirror-state"),
+@click.option("--state-dir", type=click.Path(path_type=Path), default=Path("sparkmirror-state"),
               show_default=True, help="Where each flow keeps its read positions.")
+@click.option("--stop-timeout", type=click.FloatRange(min=1), default=DEFAULT_STOP_TIMEOUT_S, show_default=True,
+              metavar="SECONDS", help="How long a stop (SIGTERM, Ctrl-C) may take; steps still running then are "
+                                      "abandoned, each named in the log.")
 @click.pass_obj
 def run(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...], config_option: Path | None,
-        state_dir: Path) -> None:
+        state_dir: Path, stop_timeout: float) -> None:
     """Replicate the enabled flows of CONFIG_FILE until stopped (SIGTERM / Ctrl-C stop cleanly).
 
     Edits to CONFIG_FILE (or SIGHUP) are applied while running: a valid new version changes only the flows
@@ -218,13 +246,17 @@ def run(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...
                 click.echo(f"warning: flow {flow.name}: MM2 features not performed by this version: "
                            f"{'; '.join(missing)}", err=True)
         supervisor = Supervisor(config, state_dir, target_clusters=targets, config_path=path)
-        signal.signal(signal.SIGTERM, lambda *_: supervisor.stop())
+        stop = _StopSignals()
         signal.signal(signal.SIGHUP, lambda *_: supervisor.request_reload())
-        try:
-            supervisor.start()
-            supervisor.wait()
-        finally:
-            supervisor.shutdown()
+        abandoned = supervisor.serve(stop.requested, stop_timeout)
+        if stop.signal:
+            click.echo(f"stopped ({stop.signal})" + (f"; abandoned at the {stop_timeout:.0f} s deadline: "
+                                                     f"{'; '.join(abandoned)}" if abandoned else ""), err=True)
+        if abandoned:  # their threads may still be inside a client call: leave without waiting for them
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(int(ExitStatus.SUCCESS))
         return ExitStatus.SUCCESS
 
     _guard(action, obj["traceback"])

@@ -7,6 +7,7 @@ and so that a topic deleted and re-created under the same name is recognised by 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -102,6 +103,67 @@ def to_json(positions: Mapping[str, TopicPosition]) -> dict:
             for t, p in sorted(positions.items())}
 
 
-def from_json(data: Mapping) -> dict[str, TopicPosition]:
-    return {t: TopicPosition(p.get("topic_id"), {int(k): int(v) for k, v in p["next_offsets"].items()})
-            for t, p in data.items()}
+class PositionsFormatError(ValueError):
+    """A positions document that is valid JSON but not the shape `to_json` writes; says where and what."""
+
+
+MAX_PARTITION = 2**31 - 1  # Kafka's partition numbers are int32, its offsets int64
+MAX_OFFSET = 2**63 - 1
+_PARTITION = re.compile(r"0|[1-9][0-9]*")  # what to_json writes: no sign, no padding, no "1_0"
+_ENTRY = 'an object {"topic_id": a string or null, "next_offsets": {partition: offset}}'
+
+
+def from_json(data: object) -> dict[str, TopicPosition]:
+    """Positions from what `to_json` wrote. Strict, so that a hand-edited file stops the flow with a message
+    instead of an AttributeError later or, worse, a read from a wrong offset; a missing `topic_id` is null."""
+    if not isinstance(data, Mapping):
+        raise PositionsFormatError(f"expected an object of topic -> position, got {_kind(data)}")
+    return {_topic_name(topic): _topic_position(topic, entry) for topic, entry in data.items()}
+
+
+def _topic_name(topic: object) -> str:
+    if not isinstance(topic, str) or not topic:
+        raise PositionsFormatError(f"topic names must be non-empty strings, got {_kind(topic)}")
+    return topic
+
+
+def _topic_position(topic: str, entry: object) -> TopicPosition:
+    where = f"topic {topic!r}"
+    if not isinstance(entry, Mapping):
+        raise PositionsFormatError(f"{where}: expected {_ENTRY}, got {_kind(entry)}")
+    unknown = sorted(str(k) for k in entry if k not in ("topic_id", "next_offsets"))
+    if unknown:
+        raise PositionsFormatError(f"{where}: unexpected key {', '.join(map(repr, unknown))}; expected {_ENTRY}")
+    if "next_offsets" not in entry:
+        raise PositionsFormatError(f"{where}: 'next_offsets' is missing; expected {_ENTRY}")
+    topic_id, offsets = entry.get("topic_id"), entry["next_offsets"]
+    if topic_id is not None and not isinstance(topic_id, str):
+        raise PositionsFormatError(f"{where}: 'topic_id' must be a string or null, got {_kind(topic_id)}")
+    if not isinstance(offsets, Mapping):
+        raise PositionsFormatError(f"{where}: 'next_offsets' must be an object of partition -> offset, "
+                                   f"got {_kind(offsets)}")
+    next_offsets: dict[int, int] = {}
+    for key, value in offsets.items():
+        if not isinstance(key, str) or not _PARTITION.fullmatch(key) or int(key) > MAX_PARTITION:
+            raise PositionsFormatError(f"{where}: partition {_kind(key)} is not a partition number "
+                                       f"(0 to {MAX_PARTITION})")
+        if type(value) is not int or not 0 <= value <= MAX_OFFSET:  # type(): True is an int too
+            raise PositionsFormatError(f"{where}, partition {key}: the offset must be an integer from 0 to "
+                                       f"{MAX_OFFSET}, got {_kind(value)}")
+        next_offsets[int(key)] = value
+    return TopicPosition(topic_id, next_offsets)
+
+
+def _kind(value: object) -> str:
+    """A value as a message names it, in JSON's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, str):
+        return repr(value if len(value) <= 40 else value[:40] + "...")
+    return repr(value)

@@ -1,7 +1,8 @@
 """LocalKafkaCluster: one single-node KRaft Kafka (combined broker + controller) on loopback ports.
 
 Started from the Maven-resolved jars with `kafka.Kafka`, storage formatted in a temp folder first.
-Used by the demo and the tests; any number can run side by side. With `sasl_users` the client listener is
+Used by the demo and the tests; any number can run side by side. Every JVM it starts ends when the owning
+Python process ends, however it ends (see watchdog.py). With `sasl_users` the client listener is
 SASL_PLAINTEXT (SCRAM-SHA-512, SCRAM-SHA-256 and PLAIN), the users' SCRAM credentials written at format time.
 """
 
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
-from sparkmirror.embedded import jars
+from sparkmirror.embedded import jars, watchdog
 from sparkmirror.errors import ClusterUnreachableError, EmbeddedSetupError
 
 logger = logging.getLogger(__name__)
@@ -172,6 +173,7 @@ class LocalKafkaCluster:
         self.internal_port = 0  # the PLAINTEXT inter-broker listener of a SASL cluster; 0 otherwise
         self.dir: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
+        self._watchdog: watchdog.Watchdog | None = None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -192,6 +194,11 @@ class LocalKafkaCluster:
         user = next(iter(self.sasl_users)) if user is None else user
         return {**settings, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
                 "sasl.username": user, "sasl.password": self.sasl_users[user]}
+
+    @property
+    def pid(self) -> int | None:
+        """The broker JVM's pid while this object has one running, for tests that watch it."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
 
     @property
     def log_file(self) -> Path:
@@ -219,21 +226,20 @@ class LocalKafkaCluster:
             scram_args = _scram_arguments(self.sasl_users)
         config = self.dir / "server.properties"
         config.write_text(_server_properties(self.dir, self.port, self.controller_port, self.broker_config, sasl))
-        fmt = subprocess.run(self._java("kafka.tools.StorageTool", "format", f"--cluster-id={new_cluster_id()}",
-                                        "-c", str(config), *scram_args, heap="128m"),
-                             capture_output=True, text=True, timeout=120)
+        fmt = watchdog.run(self._java("kafka.tools.StorageTool", "format", f"--cluster-id={new_cluster_id()}",
+                                      "-c", str(config), *scram_args, heap="128m"), timeout_s=120)
         if fmt.returncode != 0:
             raise EmbeddedSetupError(f"formatting storage of local cluster '{self.name}' failed:\n"
                                      f"{fmt.stdout}{fmt.stderr}")
         self._launch()
 
     def _launch(self) -> None:
-        """Start the broker on the formatted folder; its output is appended to logs/stdout.log."""
+        """Start the broker, watched, on the formatted folder; its output is appended to logs/stdout.log."""
         assert self.dir is not None
-        out = open(self.dir / "logs" / "stdout.log", "ab")  # noqa: SIM115 - owned by the process
-        self._proc = subprocess.Popen(self._java("kafka.Kafka", str(self.dir / "server.properties"), heap=self.heap),
-                                      stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        out.close()
+        with open(self.dir / "logs" / "stdout.log", "ab") as out:
+            self._proc, self._watchdog = watchdog.spawn(
+                self._java("kafka.Kafka", str(self.dir / "server.properties"), heap=self.heap),
+                stdout=out, stderr=subprocess.STDOUT)
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         """Block until an admin metadata call answers; raise with the broker log tail otherwise."""
@@ -274,8 +280,15 @@ class LocalKafkaCluster:
     def kill(self) -> None:
         """SIGKILL the broker (a crash, for failover tests); the folder stays until stop()."""
         if self._proc is not None and self._proc.poll() is None:
-            os.killpg(self._proc.pid, signal.SIGKILL)
+            assert self._watchdog is not None
+            os.killpg(self._watchdog.pgid, signal.SIGKILL)
             self._proc.wait()
+        self._release_watchdog()
+
+    def _release_watchdog(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.release()
+            self._watchdog = None
 
     def restart(self, timeout_s: float = START_TIMEOUT_S) -> LocalKafkaCluster:
         """Relaunch the broker on its folder, config and ports (no formatting: the data stays), then wait_ready.
@@ -303,6 +316,7 @@ class LocalKafkaCluster:
                 self._proc.wait(timeout=STOP_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 self.kill()
+        self._release_watchdog()
         self._proc = None
 
     def stop(self) -> None:

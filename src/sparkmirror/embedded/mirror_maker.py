@@ -1,5 +1,6 @@
 """LocalMirrorMaker: real MirrorMaker 2 in dedicated mode (`org.apache.kafka.connect.mirror.MirrorMaker`)
-from the Maven-resolved connect-mirror jars. Our peer in interop tests and benchmarks."""
+from the Maven-resolved connect-mirror jars. Our peer in interop tests and benchmarks; it ends when the owning
+Python process ends, however it ends (see watchdog.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from sparkmirror.embedded import jars
+from sparkmirror.embedded import jars, watchdog
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +37,7 @@ class LocalMirrorMaker:
         self.keep_logs = keep_logs
         self.dir: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
+        self._watchdog: watchdog.Watchdog | None = None
 
     def command(self) -> list[str]:
         assert self.dir is not None
@@ -52,10 +54,8 @@ class LocalMirrorMaker:
         self.dir = Path(tempfile.mkdtemp(prefix=f"sparkmirror-{self.name}-"))
         (self.dir / "logs").mkdir()
         (self.dir / "mm2.properties").write_text(self.properties)
-        out = open(self.dir / "logs" / "stdout.log", "wb")  # noqa: SIM115 - owned by the process
-        self.process = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
-        out.close()
+        with open(self.dir / "logs" / "stdout.log", "wb") as out:
+            self.process, self._watchdog = watchdog.spawn(self.command(), stdout=out, stderr=subprocess.STDOUT)
         logger.info("started MirrorMaker 2 pid=%d dir=%s", self.process.pid, self.dir)
         return self
 
@@ -70,13 +70,17 @@ class LocalMirrorMaker:
         code = None
         if self.process is not None:
             if self.process.poll() is None:
-                os.killpg(self.process.pid, signal.SIGTERM)
+                self.process.terminate()
                 try:
                     self.process.wait(timeout=STOP_TIMEOUT_S)
                 except subprocess.TimeoutExpired:
-                    os.killpg(self.process.pid, signal.SIGKILL)
+                    assert self._watchdog is not None
+                    os.killpg(self._watchdog.pgid, signal.SIGKILL)
                     self.process.wait()
             code = self.process.returncode
+        if self._watchdog is not None:
+            self._watchdog.release()
+            self._watchdog = None
         if self.dir is not None and not self.keep_logs:
             shutil.rmtree(self.dir, ignore_errors=True)
         return code

@@ -72,8 +72,9 @@ class ConsumerGroups(AdminConnection):
 
         One request per group (librdkafka takes one group per call), all in flight together.
         """
-        futures = {group: self._admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
-                                                                  request_timeout=timeout_s)[group]
+        admin = self._admin  # one client for every request of the call
+        futures = {group: admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
+                                                            request_timeout=timeout_s)[group]
                    for group in dict.fromkeys(groups)}
         deadline = time.monotonic() + timeout_s
         out: dict[str, GroupOffsets] = {}
@@ -131,7 +132,7 @@ class ConsumerGroups(AdminConnection):
               ok_codes: tuple[int, ...] = ()) -> Any:
         """The future's result; None for an error in `ok_codes`; an AdminOperationError for any other."""
         try:
-            return future.result(timeout=timeout_s + 1.0)  # request_timeout fires first; this is the backstop
+            return self._result(future, timeout_s + 1.0, operation)  # request_timeout fires first; the backstop
         except KafkaException as exc:
             err = exc.args[0] if exc.args else None
             if not isinstance(err, KafkaError):

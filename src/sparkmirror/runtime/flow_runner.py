@@ -8,7 +8,6 @@ continues at its stored position, so other topics see only a short pause and not
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -42,6 +41,7 @@ from sparkmirror.policy.replication import ReplicationPolicy, policy_for
 from sparkmirror.runtime.checkpointer import Checkpointer
 from sparkmirror.runtime.config_sync import sync_topic_configs
 from sparkmirror.runtime.progress import FlowProgress
+from sparkmirror.runtime.state import read_positions, write_positions
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +132,7 @@ class FlowRunner:
         self._pump = None
         self._catch_up: dict[tuple[str, int], int] = {}
         self._last_report = 0.0  # time.monotonic() of the last report handed to _on_batch
+        self._started_at = 0.0  # time.monotonic() when the running query started
         self._generation = 0
         self._idle_logged = False
         self._stopped = False  # set by stop(): nothing may start a query afterwards
@@ -147,19 +148,10 @@ class FlowRunner:
         return self.dir / "positions.json"
 
     def _load_positions(self) -> dict[str, pos.TopicPosition] | None:
-        try:
-            return pos.from_json(json.loads(self._positions_file.read_text()))
-        except FileNotFoundError:
-            return None
-        except (ValueError, KeyError, TypeError) as exc:
-            raise PipelineError(f"flow {self.flow.name}: cannot read {self._positions_file}: {exc}; restore it "
-                                f"or delete it to start the flow afresh") from None
+        return read_positions(self._positions_file)  # a StateError naming the file and the fix
 
     def _save_positions(self, positions: dict[str, pos.TopicPosition]) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self._positions_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(pos.to_json(positions)))
-        os.replace(tmp, self._positions_file)
+        write_positions(self._positions_file, positions)  # atomic: fsync, then os.replace
 
     # -- lifecycle -----------------------------------------------------------------------------------
     @property
@@ -171,6 +163,12 @@ class FlowRunner:
         self._create_internal_topics()
         self._ensure_checkpointer()  # before the query: a flow that cannot checkpoint does not start
         self.refresh()
+
+    def retry(self) -> None:
+        """Start again after a failure (a retry with back-off by the supervisor): from the saved positions."""
+        self.failure = None
+        self.progress.record_retry()
+        self.start()  # every step is idempotent: topics that exist, clients that exist, the same positions
 
     def _ensure_checkpointer(self) -> Checkpointer | None:
         """The flow's checkpointer, created when checkpoints are on (at start, or by a live config change)."""
@@ -199,13 +197,13 @@ class FlowRunner:
                                              flow.offset_syncs_topic_replication_factor, _COMPACT),
                          keys.OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR)
             alias = admin.alias
-            self._syncs_writer = InternalTopicWriter(alias, librdkafka_settings(
+            self._syncs_writer = self._syncs_writer or InternalTopicWriter(alias, librdkafka_settings(
                 flow.offset_syncs_producer, "producer", flow.offset_syncs_producer.origin))
         if flow.emit_heartbeats.enabled:
             self._create(self.target, NewTopicSpec(policy.heartbeats_topic(), 1,
                                                    flow.heartbeats_topic_replication_factor, _COMPACT),
                          keys.HEARTBEATS_TOPIC_REPLICATION_FACTOR)
-            self._heartbeats_writer = InternalTopicWriter(flow.target, librdkafka_settings(
+            self._heartbeats_writer = self._heartbeats_writer or InternalTopicWriter(flow.target, librdkafka_settings(
                 flow.heartbeats_producer, "producer", flow.heartbeats_producer.origin))
 
     def _create(self, admin: ClusterAdmin, spec: NewTopicSpec, rf_key: str) -> None:
@@ -263,7 +261,10 @@ class FlowRunner:
         # Where "caught up" is, for a Real-Time Mode query (micro-batch uses Spark's availableNow).
         self._catch_up = {(t, p): high for t, marks in watermarks.items() for p, (_low, high) in marks.items()}
         self._last_report = time.monotonic()
+        if self._stopped:  # stopped from another thread (a bounded stop) while this restart read the clusters
+            return
         self.query = self._replication(start.offsets).start(until_caught_up=self.until_caught_up)
+        self._started_at = time.monotonic()
         restart = Restart(reason, stopped - began, time.monotonic() - stopped)
         self.restarts.append(restart)
         logger.info("flow %s replicating %d topic(s) (%s): %s; stop %.2f s, start %.2f s", self.flow.name,
@@ -307,6 +308,10 @@ class FlowRunner:
         flow = self.flow
         return options.TriggerSpec(flow.trigger_mode, flow.real_time_epoch_ms, flow.report_interval_ms)
 
+    def healthy_for(self, seconds: float) -> bool:
+        """True when the query has run without a failure for at least `seconds` (a retry worked)."""
+        return self.running and time.monotonic() - self._started_at >= seconds
+
     @property
     def real_time_partitions(self) -> int:
         """Task slots this flow's running query holds for good (Real-Time Mode), else 0."""
@@ -326,8 +331,16 @@ class FlowRunner:
             self.query = None
 
     def stop(self) -> None:
+        self.stop_replication()
+        self.close_clients()
+
+    def stop_replication(self) -> None:
+        """Stop the query for good (its acknowledged records' positions saved); nothing starts one afterwards."""
         self._stopped = True
         self._stop_query()
+
+    def close_clients(self) -> None:
+        """Flush and close the control-plane clients (offset syncs, heartbeats, checkpoints)."""
         for writer in (self._syncs_writer, self._heartbeats_writer, self.checkpointer):
             if writer is not None:
                 writer.close()

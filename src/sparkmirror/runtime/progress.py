@@ -20,6 +20,7 @@ class ProgressSnapshot:
     bytes: int
     elapsed_s: float
     per_partition: dict[tuple[str, int], int]
+    retries: int = 0  # restarts after a failure (with back-off), since the process started
 
     @property
     def records_per_s(self) -> float:
@@ -39,6 +40,11 @@ class FlowProgress:
         self._per_partition: dict[tuple[str, int], int] = {}
         self._started: float | None = None
         self._last: float | None = None
+        self._retries = 0
+
+    def record_retry(self) -> None:
+        with self._lock:
+            self._retries += 1
 
     def record(self, batch_id: int, summaries: list[PartitionSummary], started_at: float) -> None:
         """Add one micro-batch; `started_at` is the clock value when the batch began writing."""
@@ -59,4 +65,4 @@ class FlowProgress:
         with self._lock:
             elapsed = (self._last - self._started) if self._started is not None and self._last else 0.0
             return ProgressSnapshot(self.flow, self._batches, self._records, self._bytes, elapsed,
-                                    dict(self._per_partition))
+                                    dict(self._per_partition), self._retries)

@@ -1,14 +1,17 @@
 """Hot reload: notice that the properties file changed (or SIGHUP), then validate and diff the new config.
 
 ConfigWatcher does the noticing (a polling daemon thread), Reloader the deciding (load, validate, diff);
-the supervisor applies an accepted diff. An invalid file never replaces the running configuration.
+the supervisor applies an accepted diff. An invalid file (unparsable, not UTF-8, cut off, deleted, unreadable)
+never replaces the running configuration, and neither class ever raises because of one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import signal
+import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,20 +27,34 @@ logger = logging.getLogger(__name__)
 SignalHandler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
 
 
-def _digest(path: Path) -> str | None:
-    """SHA-256 of the file's bytes; None while it cannot be read (an editor may be replacing it)."""
+UNREADABLE = "unreadable"  # the watcher's content state of a file that is gone, unreadable or not a file
+
+
+def _digest(path: Path) -> str:
+    """SHA-256 of the file's bytes, or UNREADABLE.
+
+    Opened non-blocking and checked to be a regular file, so a FIFO put in its place cannot hang the thread.
+    """
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
-        return None
+        return UNREADABLE
+    with os.fdopen(fd, "rb") as file:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return UNREADABLE
+            return hashlib.sha256(file.read()).hexdigest()
+        except OSError:
+            return UNREADABLE
 
 
 class ConfigWatcher:
     """Calls `on_change` from a daemon thread each time the file's content changes.
 
-    Content means the bytes' hash: a touch or a save of identical text does not count, and a file that is
-    briefly unreadable (deleted and re-created by an editor) counts only if it comes back different. New
-    content counts once two polls in a row read it, so a change is noticed within two `poll_s`. Only
+    Content means the bytes' hash: a touch or a save of identical text does not count. A file that is gone or
+    unreadable is a content of its own (UNREADABLE), so its reload is rejected and logged, and its return
+    counts again. New content counts once two polls in a row see it, so a change is noticed within two
+    `poll_s`, and a file caught mid-write or briefly missing (an editor replacing it) does not count. Only
     the properties file itself is watched, not files it references through `${file:...}` providers;
     `trigger()` (SIGHUP) re-reads those too. The baseline is the content at construction. `on_change`
     never raises out of the thread: its exceptions are logged and the watcher keeps going.
@@ -48,7 +65,7 @@ class ConfigWatcher:
         self._on_change = on_change
         self._poll_s = poll_s
         self._digest = _digest(self.path)
-        self._pending: str | None = None  # content read once, not yet twice
+        self._pending: str | None = None  # content seen once, not yet twice
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._lock = threading.Lock()
@@ -99,15 +116,14 @@ class ConfigWatcher:
 
     def _check(self, forced: bool) -> None:
         digest = _digest(self.path)
-        # New content counts once two polls in a row read it, so a file caught mid-write does not fire.
-        changed = digest is not None and digest != self._digest and digest == self._pending
+        changed = digest != self._digest and digest == self._pending
         self._pending = digest if digest != self._digest else None
-        if digest is not None and (changed or forced):
-            self._digest, self._pending = digest, None
         if not (changed or forced):
             return
-        logger.info("configuration %s: %s, reloading", self.path,
-                    "content changed" if changed else "reload requested")
+        self._digest, self._pending = digest, None
+        reason = "reload requested" if not changed else (
+            "the file is gone or cannot be read" if digest == UNREADABLE else "content changed")
+        logger.info("configuration %s: %s, reloading", self.path, reason)
         try:
             self._on_change()
         except Exception:  # the thread must survive any callback failure, as a scheduler task would
@@ -173,15 +189,20 @@ class Reloader:
         return self._current
 
     def check(self) -> ReloadResult:
-        """Load, validate and diff against `current`; logs the outcome."""
+        """Load, validate and diff against `current`; logs the outcome.
+
+        Never raises: the supervisor calls it from its loop, and no file, however broken, may end the
+        replication that runs. Whatever cannot be loaded is Rejected with one ERROR line.
+        """
         with self._lock:
             try:
-                new = self._loader(self.path)
+                new = self._load()
                 diff = diff_configs(self._current, new, self._target_clusters)
             except ConfigError as exc:
-                logger.error("configuration %s rejected, the previous configuration keeps running: %s",
-                             self.path, "; ".join(exc.problems))
-                return Rejected(tuple(exc.problems))
+                return self._reject(tuple(exc.problems))
+            except Exception as exc:  # noqa: BLE001 - a loader bug must not stop the running flows either
+                logger.debug("configuration %s: loading failed", self.path, exc_info=True)
+                return self._reject((f"cannot load {self.path}: {type(exc).__name__}: {exc}",))
             old, self._current = self._current, new  # also when empty: later diffs compare with the file
             for warning in new.warnings:
                 if warning not in old.warnings:
@@ -192,3 +213,17 @@ class Reloader:
             for line in describe_diff(diff):
                 logger.info("configuration %s: %s", self.path, line)
             return Accepted(new, diff)
+
+    def _load(self) -> MirrorMakerConfig:
+        try:
+            mode: int | None = self.path.stat().st_mode
+        except OSError:
+            mode = None  # gone or not allowed: the loader says which
+        if mode is not None and not stat.S_ISREG(mode):  # reading a FIFO would block the supervisor's loop
+            raise ConfigError([f"cannot read {self.path}: not a regular file"], str(self.path))
+        return self._loader(self.path)
+
+    def _reject(self, problems: tuple[str, ...]) -> Rejected:
+        logger.error("configuration %s rejected, the previous configuration keeps running: %s",
+                     self.path, "; ".join(problems))
+        return Rejected(problems)

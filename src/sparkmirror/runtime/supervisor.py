@@ -1,8 +1,9 @@
 """Supervisor: checks the clusters, runs one FlowRunner per enabled flow, their periodic jobs, hot reload.
 
 It only wires: planning lives in control/, admin I/O in kafka/, the record path in pipeline/, one flow's
-life in runtime/flow_runner.py. Flows are independent: one that fails is reported and left stopped while
-the others keep replicating; the process ends with an error only when no flow is left running.
+life in runtime/flow_runner.py. Flows are independent: one that fails is reported and retried with back-off
+(5 s, doubling up to 5 min) while the others keep replicating. The process ends with an error only when
+every flow fails to start (a problem of the set-up, not of a moment).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -20,9 +22,14 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.clients import librdkafka_settings
 from sparkmirror.pipeline import options
 from sparkmirror.runtime.flow_runner import FlowRunner, observe_plan
-from sparkmirror.runtime.scheduler import Scheduler
+from sparkmirror.runtime.scheduler import Scheduler, backoff_s
+from sparkmirror.runtime.state import check_state_dir
+from sparkmirror.runtime.stopping import DEFAULT_STOP_TIMEOUT_S, StopDeadline
 
 logger = logging.getLogger(__name__)
+
+RETRY_FIRST_S = 5.0
+RETRY_MAX_S = 300.0
 
 
 class Supervisor:
@@ -34,13 +41,15 @@ class Supervisor:
 
     def __init__(self, config: MirrorMakerConfig, state_dir: Path,
                  target_clusters: tuple[str, ...] | None = None, until_caught_up: bool = False,
-                 config_path: Path | None = None) -> None:
+                 config_path: Path | None = None, check_state: bool = True) -> None:
         self.config = config
         self.state_dir = Path(state_dir)
         self.target_clusters = target_clusters
         self.until_caught_up = until_caught_up
         self.config_path = config_path
         self._admins: dict[tuple, ClusterAdmin] = {}
+        if check_state:  # before any client: a state dir that cannot keep positions must stop us first
+            check_state_dir(self.state_dir, [self._flow_dir(f) for f in config.enabled_flows(target_clusters)])
         self.flows: dict[str, FlowRunner] = {f.name: self._runner(f) for f in config.enabled_flows(target_clusters)}
         self.scheduler = Scheduler()
         self._stop = threading.Event()
@@ -49,6 +58,8 @@ class Supervisor:
         self._spark_starting: Future | None = None
         self._watcher = None
         self._reloader = None
+        self._failures_in_a_row: dict[str, int] = {}  # flow name -> failed starts/runs since it last ran well
+        self._phase = "starting"  # what the control loop is doing, for a stop that has to abandon it
 
     # -- clients -------------------------------------------------------------------------------------
     def admin(self, alias: str, settings: ClientSettings) -> ClusterAdmin:
@@ -63,8 +74,11 @@ class Supervisor:
 
     def _runner(self, flow: FlowConfig) -> FlowRunner:
         source, target = self._flow_admins(flow)
-        return FlowRunner(flow, source, target, self.state_dir / "flows" / _safe(f"{flow.source}-to-{flow.target}"),
+        return FlowRunner(flow, source, target, self._flow_dir(flow),
                           self._spark_session, self.until_caught_up, self._real_time_slots_in_use)
+
+    def _flow_dir(self, flow: FlowConfig) -> Path:
+        return self.state_dir / "flows" / _safe(f"{flow.source}-to-{flow.target}")
 
     def _real_time_slots_in_use(self, asking: FlowRunner) -> int:
         return sum(r.real_time_partitions for r in self.flows.values() if r is not asking)
@@ -121,6 +135,7 @@ class Supervisor:
     # -- run -----------------------------------------------------------------------------------------
     def start(self) -> None:
         """Check clusters, then start every flow; a flow whose start fails is reported, the others run."""
+        self._phase = "checking the clusters"
         self.check_clusters()
         if self.flows:
             self._start_spark_session()
@@ -135,6 +150,9 @@ class Supervisor:
     def _start_runner(self, runner: FlowRunner, raise_error: bool = False) -> Exception | None:
         """Start one flow and its jobs; a failure is the flow's (logged, returned), not the process's,
         unless `raise_error` (the process's only flow at start-up)."""
+        if self._stop.is_set():
+            return None
+        self._phase = f"starting flow {runner.flow.name}"
         try:
             runner.start()
         except Exception as exc:  # noqa: BLE001 - one flow's failure must not stop the others
@@ -142,10 +160,38 @@ class Supervisor:
                 raise
             runner.failure = str(exc)
             logger.error("flow %s failed to start: %s", runner.flow.name, exc)
+            self._retry_later(runner)
             return exc
         if not self.until_caught_up:
             self._schedule(runner)
         return None
+
+    def _retry_later(self, runner: FlowRunner) -> None:
+        """Schedule the failed flow's next start; each failure in a row doubles the wait."""
+        if self.until_caught_up or self._stop.is_set():
+            return
+        name = runner.flow.name
+        self.scheduler.cancel(f"{name}: ")
+        attempt = self._failures_in_a_row.get(name, 0) + 1
+        self._failures_in_a_row[name] = attempt
+        delay = backoff_s(attempt, RETRY_FIRST_S, RETRY_MAX_S)
+        logger.info("flow %s: retry %d in %.0f s", name, attempt, delay)
+        self.scheduler.every(f"{name}: retry", delay, lambda: self._retry(runner))
+
+    def _retry(self, runner: FlowRunner) -> None:
+        name = runner.flow.name
+        self.scheduler.cancel(f"{name}: retry")
+        if self.flows.get(name) is not runner or runner.failure is None:
+            return  # replaced by a reload, or recovered meanwhile
+        logger.info("flow %s: retrying after: %s", name, runner.failure)
+        try:
+            runner.retry()
+        except Exception as exc:  # noqa: BLE001 - the flow's failure, retried again later
+            runner.failure = str(exc)
+            logger.error("flow %s: retry failed: %s", name, exc)
+            self._retry_later(runner)
+            return
+        self._schedule(runner)
 
     def _schedule(self, runner: FlowRunner) -> None:
         flow, name = runner.flow, runner.flow.name
@@ -162,9 +208,10 @@ class Supervisor:
     def wait(self, poll_s: float = 0.5) -> None:
         """Block until stop() or, with until_caught_up, until every query finished.
 
-        A failed flow is logged and stays stopped; when no flow is left running, its error is raised.
+        A failed flow is logged and retried with back-off; with until_caught_up, its error is raised.
         """
         while not self._stop.is_set():
+            self._phase = "checking the flows"
             try:
                 active = self._check_flows()
             except PipelineError:
@@ -177,7 +224,9 @@ class Supervisor:
                 self.scheduler.run_due(self._stop.is_set)
                 if self._reload_requested.is_set() and not self._stop.is_set():
                     self._reload_requested.clear()
+                    self._phase = "applying a new configuration"
                     self._apply_reload()
+            self._phase = "waiting"
             self._stop.wait(poll_s)
 
     def _check_flows(self) -> int:
@@ -191,7 +240,10 @@ class Supervisor:
                 if not was_failed:
                     logger.error("flow %s failed: %s", runner.flow.name, runner.failure)
                     self.scheduler.cancel(f"{runner.flow.name}: ")
-        if failed and (self.until_caught_up or len(failed) == len(self.flows)):
+                    self._retry_later(runner)
+            elif runner.healthy_for(RETRY_MAX_S):
+                self._failures_in_a_row.pop(runner.flow.name, None)
+        if failed and self.until_caught_up:
             first = failed[0]
             raise PipelineError(f"flow {first.flow.name} failed: {first.failure}")
         return active
@@ -256,18 +308,71 @@ class Supervisor:
                 continue
             self._start_runner(self.flows[name])
 
-    # -- stop ------------------------------------------------------------------------------------------
+    # -- serve and stop ----------------------------------------------------------------------------------
+    def serve(self, stop_requested: Callable[[], bool], stop_timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> list[str]:
+        """start() and wait() on a control thread; return once `stop_requested()` or the flows end.
+
+        The calling (main) thread only watches, so a stop never waits for a client call to a cluster that is
+        down: the stop runs here against one deadline (`shutdown`). Returns the steps it had to abandon; the
+        control loop's error (no flow left running, a cluster unreachable at start) is raised afterwards.
+        """
+        errors: list[BaseException] = []
+
+        def control() -> None:
+            try:
+                self.start()
+                self.wait()
+            except BaseException as exc:  # noqa: BLE001 - raised again by the calling thread
+                errors.append(exc)
+
+        thread = threading.Thread(target=control, name="sparkmirror-control", daemon=True)
+        thread.start()
+        while thread.is_alive() and not stop_requested():
+            thread.join(0.2)
+        if thread.is_alive():
+            logger.info("stopping (deadline %.0f s)", stop_timeout_s)
+        abandoned = self.shutdown(stop_timeout_s, control=thread)
+        if errors and stop_requested():  # e.g. the JVM got the same SIGTERM, or a start cut short
+            logger.info("stopped while the control loop ended with: %s", errors[0])
+        elif errors:
+            raise errors[0]
+        return abandoned
+
     def stop(self) -> None:
-        """Stop every flow (the batch in progress finishes first) and release clients."""
+        """Stop every flow (writers stop between records, acknowledged positions are saved), release clients."""
         self._stop.set()
         if self._watcher is not None:
             self._watcher.stop()
         for runner in self.flows.values():
             runner.stop()
 
-    def shutdown(self) -> None:
-        """stop(), then end the Spark session this supervisor created (the CLI's exit path)."""
-        self.stop()
+    def shutdown(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S, control: threading.Thread | None = None) -> list[str]:
+        """Stop the flows, then end the Spark session this supervisor created; every step bounded by one
+        deadline of `timeout_s`. Returns the steps abandoned at the deadline.
+
+        `control` is the thread running start()/wait(): while it is still inside a job (a client call to a
+        cluster that is down), the clients it uses are left to the process's exit rather than closed under it.
+        """
+        deadline = StopDeadline(timeout_s)
+        self._stop.set()
+        if self._watcher is not None:
+            deadline.run("stop watching the properties file", self._watcher.stop)
+        idle = control is None or deadline.join(control, f"the control loop ({self._activity})")
+        runners = list(self.flows.values())
+        for runner in runners:  # queries first: their acknowledged positions are what a restart needs
+            deadline.run(f"stop the query of flow {runner.flow.name}", runner.stop_replication)
+        if idle:
+            for runner in runners:
+                deadline.run(f"close the clients of flow {runner.flow.name}", runner.close_clients)
+        deadline.run("stop the Spark session", self._stop_spark_session)
+        return deadline.abandoned
+
+    @property
+    def _activity(self) -> str:
+        job = self.scheduler.running
+        return f"in job '{job}'" if job else self._phase
+
+    def _stop_spark_session(self) -> None:
         if self._spark is None and self._spark_starting is not None:
             try:  # a session still starting is stopped too, not left to the interpreter's exit
                 self._spark = self._spark_starting.result()

@@ -291,10 +291,17 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             }
             // Called inside send() (the task thread holds the writer's lock) for a record refused at once;
             // otherwise, from the I/O thread, for the oldest record not acknowledged yet.
-            long upstream = Thread.holdsLock(MirrorWriter.this) ? sending : log.upstreamAt(log.ackedCount());
+            boolean refusedAtOnce = Thread.holdsLock(MirrorWriter.this);
+            long upstream = refusedAtOnce ? sending : log.upstreamAt(log.ackedCount());
             fail("writing " + log.topic + "-" + log.partition + "@" + upstream
                 + " to cluster '" + target + "' topic '" + log.remoteTopic + "' failed: " + exception.getMessage()
                 + " (" + exception.getClass().getSimpleName() + ")." + hint(exception));
+            if (!refusedAtOnce) {
+                // The target refused a batch: the producer would go on to send the partition's later batches,
+                // and the retry would then put the refused record after them. Closed from its own I/O thread,
+                // it sends nothing more (its pending batches fail, their records are read again).
+                Producers.discard(producerConfig, slot, producer);
+            }
         }
     }
 }
