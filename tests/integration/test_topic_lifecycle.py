@@ -167,3 +167,38 @@ def test_a_topic_deleted_while_it_is_read_stalls_no_other_topic(clusters, create
         kept.stop()
         gone.stop()
         clock.close()
+
+
+def test_a_topic_re_created_at_once_is_copied_from_its_start_in_order(clusters, create_topic, mm2_properties,
+                                                                      running, unique):
+    """Deleted and re-created with more records than before, faster than a topic refresh: the running query
+    would read on at the old offsets, now the new topic's. The writer compares topic ids, so the new topic
+    is copied from its start, after the old one's records, and never from its middle first."""
+    topic = f"reborn-{unique}"
+    create_topic("A", topic, 2)
+    produce(clusters.source, topic, records("old", 400, 2))
+    source_admin = AdminClient({"bootstrap.servers": clusters.source})
+    path = mm2_properties(topic, "refresh.topics.interval.seconds = 600\nsync.topic.configs.enabled = false\n")
+    with running(path) as sup:
+        wait_until(lambda: count_records(clusters.target, f"A.{topic}") == 400, 90, "the old topic's records")
+        source_admin.delete_topics([topic])[topic].result()
+        wait_until(lambda: _created(source_admin, topic), 30, "the topic to be created again")
+        produce(clusters.source, topic, records("new", 1200, 2))
+        wait_until(lambda: count_records(clusters.target, f"A.{topic}") >= 1600, 120, "the new topic's records")
+        assert sup.flows["A->B"].failure is None
+    target = read_all(clusters.target, f"A.{topic}", 2)
+    for p in (0, 1):
+        firsts = list(dict.fromkeys(r.value for r in target[p]))
+        assert firsts == [f"old-{i}".encode() for i in range(p, 400, 2)] + \
+                         [f"new-{i}".encode() for i in range(p, 1200, 2)], f"partition {p} out of order"
+
+
+def _created(admin: AdminClient, topic: str) -> bool:
+    """Create the topic; False while the broker still finishes deleting the previous one."""
+    from confluent_kafka.admin import NewTopic  # noqa: PLC0415
+
+    try:
+        admin.create_topics([NewTopic(topic, 2, 1)])[topic].result()
+    except Exception:  # noqa: BLE001 - TOPIC_ALREADY_EXISTS while the deletion completes: try again
+        return False
+    return True

@@ -55,10 +55,14 @@ class WriterSpec:
     remote_topics: Mapping[str, str]
     provenance: tuple[str, str] | None = None  # (source, target) aliases when the header is on
     producer_slots: int = 1  # producers per JVM for this configuration: tasks take slot = partition % this
+    source_admin: Mapping[str, str] | None = None  # Java admin settings of the source cluster
+    source_topic_ids: Mapping[str, str] | None = None  # source topic -> id when planned: a re-created topic fails
 
     def to_json(self) -> str:
         return json.dumps({"channel": self.channel, "target": self.target, "producer": dict(self.producer),
                            "producer_slots": self.producer_slots,
+                           "source_admin": None if self.source_admin is None else dict(self.source_admin),
+                           "source_topic_ids": dict(self.source_topic_ids or {}),
                            "remote_topics": dict(self.remote_topics),
                            "provenance": None if self.provenance is None else
                            {"source": self.provenance[0], "target": self.provenance[1]}})

@@ -298,7 +298,9 @@ class FlowRunner:
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
         tasks = flow.tasks_max or os.cpu_count() or 1
         writer = WriterSpec(f"{flow.name}#{id(self)}#{self._generation}", flow.target, producer, remote,
-                            (flow.source, flow.target) if flow.provenance_enabled else None, producer_slots=tasks)
+                            (flow.source, flow.target) if flow.provenance_enabled else None, producer_slots=tasks,
+                            source_admin=dict(flow.source_admin),
+                            source_topic_ids={t: i for t, i in self.topic_ids.items() if t in remote and i})
         replication = ReplicationFlow(spark, flow.name, source_opts, writer, checkpoint, self._on_batch, trigger,
                                       max_tasks=tasks)
         self._pump = replication.pump

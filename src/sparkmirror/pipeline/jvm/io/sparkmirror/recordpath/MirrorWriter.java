@@ -42,6 +42,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private final String provenanceSource;  // null: no provenance header
     private final String provenanceTarget;
     private final int producerSlots;
+    private final HashMap<String, String> sourceAdmin;  // Java admin settings of the source cluster
+    private final HashMap<String, String> sourceTopicIds;  // topic -> the id the query was planned with
 
     private transient FlowChannel channel;
     private transient KafkaProducer<byte[], byte[]> producer;
@@ -62,6 +64,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         this.producerConfig = strings(s.get("producer"));
         this.remoteTopics = strings(s.get("remote_topics"));
         this.producerSlots = Math.max(1, ((Number) s.get("producer_slots")).intValue());
+        this.sourceAdmin = s.get("source_admin") == null ? null : strings(s.get("source_admin"));
+        this.sourceTopicIds = s.get("source_topic_ids") == null ? new HashMap<>() : strings(s.get("source_topic_ids"));
         @SuppressWarnings("unchecked")
         Map<String, String> provenance = (Map<String, String>) s.get("provenance");
         this.provenanceSource = provenance == null ? null : provenance.get("source");
@@ -105,6 +109,11 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             if (p == null || p.log.partition != partition || !p.log.topic.equals(topic)) {
                 p = last = partitions.computeIfAbsent(topic + "\u0000" + partition, k -> new Partition(topic, partition));
             }
+            long now = System.currentTimeMillis();
+            if (now - p.topicCheckedAt >= SourceTopics.FRESH_MS) {
+                checkTopicId(topic);
+                p.topicCheckedAt = now;
+            }
             Header[] headers = headers(row);
             if (headers == null) {
                 p.log.skipped(offset);
@@ -117,6 +126,20 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             sending = offset;
             producer.send(new ProducerRecord<>(p.log.remoteTopic, partition, timestamp, key, value,
                                                java.util.Arrays.asList(headers)), p);
+        }
+    }
+
+    /** Fail before writing when the source topic is not the one the query was planned with (re-created). */
+    private void checkTopicId(String topic) {
+        String planned = sourceTopicIds.get(topic);
+        if (planned == null || sourceAdmin == null) {
+            return;
+        }
+        String now = SourceTopics.of(sourceAdmin).idOf(topic);
+        if (now != null && !now.isEmpty() && !now.equals(planned)) {
+            throw new RecordPathException("source topic '" + topic + "' was deleted and re-created (topic id "
+                + planned + ", now " + now + "): its records are not written at the old positions; the flow "
+                + "restarts it from its start");
         }
     }
 
@@ -273,6 +296,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     /** One source partition of this task: its log and the acknowledgement callback of its records. */
     private final class Partition implements Callback {
         final PartitionLog log;
+
+        long topicCheckedAt = Long.MIN_VALUE / 2;  // when the source topic's id was last compared
 
         Partition(String topic, int partition) {
             String remote = remoteTopics.get(topic);

@@ -1,0 +1,67 @@
+package io.sparkmirror.recordpath;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+
+/**
+ * Topic ids of the source cluster, asked of it at most every {@link #FRESH_MS} per topic and JVM.
+ *
+ * <p>A topic deleted and re-created under a running query keeps its name, and the reader goes on at the old
+ * offsets, now the new topic's records: the writer compares the id the query was planned with against the
+ * cluster's before it writes a partition's first record and then every {@link #FRESH_MS}, so a re-created
+ * topic fails the task before its records are written out of order, however fast it came back.
+ */
+final class SourceTopics {
+    static final long FRESH_MS = 500;
+    private static final long ASK_TIMEOUT_MS = 5_000;
+    private static final ConcurrentHashMap<Map<String, String>, SourceTopics> CLUSTERS = new ConcurrentHashMap<>();
+
+    private final Admin admin;
+    private final ConcurrentHashMap<String, long[]> askedAt = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, String> ids = new ConcurrentHashMap<>();
+
+    private SourceTopics(Map<String, String> config) {
+        this.admin = Admin.create(new HashMap<>(config));
+    }
+
+    static SourceTopics of(Map<String, String> config) {
+        return CLUSTERS.computeIfAbsent(config, SourceTopics::new);
+    }
+
+    /** The topic's id now ("" if it does not exist), or null when the cluster did not answer in time. */
+    String idOf(String topic) {
+        long now = System.currentTimeMillis();
+        long[] at = askedAt.computeIfAbsent(topic, k -> new long[] {Long.MIN_VALUE});
+        synchronized (at) {
+            if (now - at[0] < FRESH_MS && ids.containsKey(topic)) {
+                return ids.get(topic);
+            }
+            String id = ask(topic);
+            if (id != null) {
+                ids.put(topic, id);
+                at[0] = now;
+            }
+            return id;
+        }
+    }
+
+    private String ask(String topic) {
+        try {
+            return admin.describeTopics(List.of(topic)).allTopicNames().get(ASK_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+                .get(topic).topicId().toString();
+        } catch (ExecutionException e) {
+            return e.getCause() instanceof UnknownTopicOrPartitionException ? "" : null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (java.util.concurrent.TimeoutException e) {
+            return null;  // not a verdict: the next record asks again
+        }
+    }
+}
