@@ -196,3 +196,38 @@ def test_unreadable_edits_and_a_deleted_file_are_rejected_while_records_keep_flo
                        "every record of a")
     finally:
         producer.stop()
+
+
+def test_an_edit_while_a_flow_waits_for_its_retry_keeps_the_retry(clusters, create_topic, running, tmp_path,
+                                                                   unique):
+    """A flow failed (the target refuses a record) and waits for its retry; an edit that changes it without a
+    restart (a wider topics regex) must not drop that retry: once the target accepts the record, it copies."""
+    from confluent_kafka import TIMESTAMP_CREATE_TIME  # noqa: PLC0415
+
+    from sparkmirror.control.configs import ConfigAlteration  # noqa: PLC0415
+    from sparkmirror.model import KafkaRecord, NewTopicSpec  # noqa: PLC0415
+
+    topic = f"retry-{unique}-a"
+    create_topic("A", topic, 1)
+    target = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
+    remote = f"A.{topic}"
+    assert target.create_topics([NewTopicSpec(remote, 1, 1, {"max.message.bytes": "2000"})])[remote] is None
+    now = int(time.time() * 1000)
+    values = [f"r{i}".encode() * (2_000 if i == 3 else 1) for i in range(6)]
+    produce(clusters.source, topic, [KafkaRecord(0, -1, None, v, (), TIMESTAMP_CREATE_TIME, now) for v in values])
+    path = tmp_path / "mm2.properties"
+    def text(topics: str) -> str:  # refresh every 600 s: only the retry can start the failed flow again
+        return properties_text(clusters, f"{FLOW}.enabled = true\n{FLOW}.topics = {topics}\n").replace(
+            "refresh.topics.interval.seconds = 1", "refresh.topics.interval.seconds = 600")
+
+    path.write_text(text(topic))
+    with running(path, watch=True) as supervisor:
+        wait_until(lambda: supervisor.flows[FLOW].failure is not None, TRANSFER_TIMEOUT_S, "the flow to fail")
+        rewrite(path, text(f"retry-{unique}-.*"))
+        wait_until(lambda: f"retry-{unique}-.*" in str(supervisor.flows[FLOW].flow.topics), PICKUP_DEADLINE_S,
+                   "the edit to be applied")
+        alteration = ConfigAlteration("max.message.bytes", "SET", "50000")
+        assert target.alter_topic_configs({remote: [alteration]}) == {remote: None}
+        wait_until(lambda: {r.value for r in read_all(clusters.target, remote, 1)[0]} == set(values),
+                   TRANSFER_TIMEOUT_S, "the retry to copy every record")
+        assert supervisor.flows[FLOW].failure is None

@@ -292,6 +292,8 @@ class Supervisor:
                 self._start_runner(self.flows[name])
             else:
                 runner.flow = new_flows[name]
+                if runner.failure is not None:
+                    continue  # its pending retry starts it, with these settings
                 self._schedule(runner)
                 if runner.failure is None:
                     try:
