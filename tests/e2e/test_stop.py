@@ -45,7 +45,9 @@ def test_sigterm_mid_checkpoint_round_with_the_source_down_exits_within_the_dead
     produce(own_source.bootstrap_servers, topic,
             (KafkaRecord(i % 3, -1, str(i).encode(), b"v", (), 0, now_ms) for i in range(300)))
     config = write_config(tmp_path / "mm2.properties", own_source.bootstrap_servers, clusters.target, topic,
-                          "emit.checkpoints.interval.seconds = 1\nsync.group.offsets.interval.seconds = 1\n")
+                          "emit.checkpoints.interval.seconds = 1\nsync.group.offsets.interval.seconds = 1\n"
+                          # the checkpoint round is then the only job that waits on A
+                          "refresh.topics.enabled = false\nsync.topic.configs.enabled = false\n")
     proc = start_cli("run", "--config", config, "--state-dir", str(tmp_path / "state"),
                      "--stop-timeout", str(STOP_TIMEOUT_S))
     wait_for(lambda: copied(target, f"A.{topic}") == 300, 180, "the records on B", proc)

@@ -316,7 +316,7 @@ class Supervisor:
 
         The calling (main) thread only watches, so a stop never waits for a client call to a cluster that is
         down: the stop runs here against one deadline (`shutdown`). Returns the steps it had to abandon; the
-        control loop's error (no flow left running, a cluster unreachable at start) is raised afterwards.
+        control loop's error (every flow failed to start, a cluster unreachable at start) is raised afterwards.
         """
         errors: list[BaseException] = []
 
