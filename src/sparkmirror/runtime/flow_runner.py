@@ -41,7 +41,7 @@ from sparkmirror.policy.replication import ReplicationPolicy, policy_for
 from sparkmirror.runtime.checkpointer import Checkpointer
 from sparkmirror.runtime.config_sync import sync_topic_configs
 from sparkmirror.runtime.progress import FlowProgress
-from sparkmirror.runtime.state import read_positions, write_positions
+from sparkmirror.runtime.state import POSITIONS_FILE, read_positions, write_positions
 
 logger = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ class FlowRunner:
     # -- state on disk -------------------------------------------------------------------------------
     @property
     def _positions_file(self) -> Path:
-        return self.dir / "positions.json"
+        return self.dir / POSITIONS_FILE
 
     def _load_positions(self) -> dict[str, pos.TopicPosition] | None:
         return read_positions(self._positions_file)  # a StateError naming the file and the fix
