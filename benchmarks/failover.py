@@ -53,12 +53,12 @@ from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_CREATE_TIME, Consumer, P
 
 from benchmarks.replicators import start_sparkmirror, stop_process_group, tail
 from sparkmirror import client
-from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER, LocalKafkaCluster, start_clusters
-from sparkmirror.embedded.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.offsets.codec import decode_checkpoint
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER, LocalKafkaCluster, start_clusters
+from sparkmirror.testing.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
+from sparkmirror.testing.records import produce, read_all
 
 PREFIX = "sparkmirror-bench-failover"  # in every process's command line: `pkill -f sparkmirror-bench-`
 TOPIC = "bench"

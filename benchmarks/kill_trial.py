@@ -45,9 +45,9 @@ from benchmarks.kill_analysis import TargetIds, analyse, reported, summary
 from benchmarks.measure import tree_snapshot
 from benchmarks.replicators import MirrorMakerRunner, SparkmirrorRunner, count_records
 from benchmarks.run import RESULTS, log, machine
-from sparkmirror.embedded.kafka_cluster import start_clusters
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import NewTopicSpec
+from sparkmirror.testing.kafka_cluster import start_clusters
 
 TOPIC = "kill"
 REPLICATORS = ("sparkmirror", "mm2")
@@ -182,7 +182,7 @@ def kill_cycle(subject: Subject, proc: subprocess.Popen[bytes], count: Callable[
     if time.monotonic() - grew_at > GROWING_WINDOW_S:
         cycle["killed"] = False  # the copy is complete: a kill now would not land mid-copy
         return cycle
-    cycle["killed_at"] = datetime.now().isoformat()  # local time, as sparkmirror's log  # noqa: DTZ005
+    cycle["killed_at"] = datetime.now().isoformat()  # local time, as sparkmirror's log
     subject.crash()
     cycle["killed"] = True
     return cycle

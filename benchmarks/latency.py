@@ -12,8 +12,8 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from benchmarks.measure import TreeSampler
 from benchmarks.replicators import CopyIncomplete, MirrorMakerRunner, SparkmirrorRunner, count_records
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce
 from sparkmirror.model import KafkaRecord
+from sparkmirror.testing.records import produce
 
 WARMUP_TIMEOUT_S = 180.0
 DRAIN_TIMEOUT_S = 120.0

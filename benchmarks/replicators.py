@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.measure import TreeSampler, Usage
-from sparkmirror.embedded import jars
-from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
-from sparkmirror.embedded.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
+from sparkmirror import jars
 from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
+from sparkmirror.testing.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
 
 POLL_S = 0.25
 

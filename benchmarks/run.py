@@ -22,9 +22,9 @@ from pathlib import Path
 from benchmarks import dataset
 from benchmarks.latency import measure_latency
 from benchmarks.replicators import MirrorMakerRunner, Run, SparkmirrorRunner, measure_copy, measure_limit
-from sparkmirror.embedded.kafka_cluster import start_clusters
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import NewTopicSpec
+from sparkmirror.testing.kafka_cluster import start_clusters
 
 RESULTS = Path(__file__).parent / "results"
 MODES = ("throughput", "latency", "scale")

@@ -21,10 +21,10 @@ from pathlib import Path
 from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer
 
 from benchmarks.replicators import MirrorMakerRunner, SparkmirrorRunner
-from sparkmirror.embedded.kafka_cluster import start_clusters
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce
 from sparkmirror.model import KafkaRecord, NewTopicSpec
+from sparkmirror.testing.kafka_cluster import start_clusters
+from sparkmirror.testing.records import produce
 
 NEW_TOPIC_RECORDS = 200
 

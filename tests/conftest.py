@@ -31,7 +31,7 @@ def clusters() -> Iterator[ClusterPair]:
     if source and target:
         yield ClusterPair(source, target)
         return
-    from sparkmirror.embedded.kafka_cluster import start_clusters
+    from sparkmirror.testing.kafka_cluster import start_clusters
 
     a, b = start_clusters(["test-A", "test-B"], keep_logs=True)
     failed = False
@@ -72,7 +72,7 @@ def sasl_cluster() -> Iterator[SaslCluster]:
         yield SaslCluster(bootstrap, os.environ["SPARKMIRROR_TEST_SASL_USERNAME"],
                           os.environ["SPARKMIRROR_TEST_SASL_PASSWORD"])
         return
-    from sparkmirror.embedded.kafka_cluster import LocalKafkaCluster
+    from sparkmirror.testing.kafka_cluster import LocalKafkaCluster
 
     username, password = "mirror", f"pw-{secrets.token_urlsafe(12)}"
     cluster = LocalKafkaCluster("test-sasl", keep_logs=True, sasl_users={username: password}).start()
@@ -93,7 +93,7 @@ def sasl_cluster() -> Iterator[SaslCluster]:
 @pytest.fixture(scope="session")
 def more_clusters() -> Iterator[list[str]]:
     """Four more local clusters (bootstrap servers) for topologies beyond two; started on first use."""
-    from sparkmirror.embedded.kafka_cluster import start_clusters
+    from sparkmirror.testing.kafka_cluster import start_clusters
 
     started = start_clusters(["test-C", "test-D", "test-E", "test-F"], keep_logs=True)
     try:

@@ -12,18 +12,20 @@ or by MM2 (whose sparse syncs translate as MM2 does: at least once).
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sparkmirror.config.mm2 import FlowConfig, MirrorMakerConfig, load_config
+from sparkmirror.config.mm2 import MirrorMakerConfig, load_config
+from sparkmirror.config.model import FlowConfig
 from sparkmirror.errors import ClusterUnreachableError, SparkmirrorError
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.clients import librdkafka_settings
 from sparkmirror.kafka.groups import ConsumerGroups
 from sparkmirror.kafka.internal_log import read_internal_topic
 from sparkmirror.offsets.checkpoints import CheckpointKey, key_of, latest_checkpoints
-from sparkmirror.offsets.codec import Checkpoint, OffsetSync, decode_checkpoint, decode_offset_sync, sync_link_of
+from sparkmirror.offsets.codec import Checkpoint, decode_checkpoint
 from sparkmirror.offsets.failover import (
     FlowSyncs,
     PartitionTranslation,
@@ -32,19 +34,20 @@ from sparkmirror.offsets.failover import (
     unreplicated_offsets,
     with_lag,
 )
+from sparkmirror.offsets.syncs import OffsetSync, decode_offset_sync, index_syncs
 from sparkmirror.offsets.translation import SyncIndex
-from sparkmirror.policy.filters import TopicFilter
 from sparkmirror.policy.replication import should_replicate_topic
-from sparkmirror.runtime.flow_runner import flow_policy, offset_syncs_topic
 
 __all__ = ["OffsetTranslation", "PartitionTranslation", "failback", "failover", "read_checkpoints",
            "read_offset_syncs", "translate_offsets"]
+
+logger = logging.getLogger(__name__)
 
 ConfigLike = MirrorMakerConfig | str | Path
 PROBE_TIMEOUT_S = 5.0
 
 
-class FailoverRefused(SparkmirrorError):  # noqa: N818 - reads as what happened
+class FailoverRefused(SparkmirrorError):  # reads as what happened
     """`apply` would be unsafe (active members on the destination, untranslatable partitions)."""
 
 
@@ -65,7 +68,7 @@ class OffsetTranslation:
         return [p for p in self.partitions if p.downstream_offset is None]
 
     def to_json(self) -> dict:
-        from dataclasses import asdict  # noqa: PLC0415
+        from dataclasses import asdict
 
         return {"group": self.group, "source": self.source, "target": self.target, "method": self.method,
                 "applied": self.applied, "warnings": self.warnings,
@@ -76,37 +79,33 @@ def _config(config: ConfigLike) -> MirrorMakerConfig:
     return config if isinstance(config, MirrorMakerConfig) else load_config(config)
 
 
-def _settings(flow: FlowConfig, alias: str) -> dict[str, str]:
+def _settings(flow: FlowConfig, alias: str) -> Mapping[str, str]:
     side = flow.source_admin if alias == flow.source else flow.target_admin
-    return librdkafka_settings(side, "admin", side.origin)
+    return side.rdkafka
 
 
-def _syncs_location(flow: FlowConfig) -> tuple[str, str]:
-    """(cluster holding the flow's offset syncs, topic name), as the flow writes them."""
-    return (flow.source if flow.offset_syncs_topic_location == "source" else flow.target), offset_syncs_topic(flow)
-
-
-def _records(flow: FlowConfig, alias: str, topic: str):  # noqa: ANN202 - list of InternalRecord
+def _records(flow: FlowConfig, alias: str, topic: str):  # list of InternalRecord
     return read_internal_topic(alias, _settings(flow, alias), topic)
 
 
 def read_offset_syncs(config: ConfigLike, source: str, target: str) -> list[OffsetSync]:
     """Every offset sync of the flow source->target, in the order written."""
     flow = _config(config).flow(source, target)
-    alias, topic = _syncs_location(flow)
+    alias, topic = flow.offset_syncs_cluster, flow.offset_syncs_topic
     return [decode_offset_sync(r.key, r.value) for r in _records(flow, alias, topic)]
 
 
 def _sync_index(flow: FlowConfig) -> SyncIndex:
-    alias, topic = _syncs_location(flow)
+    alias, topic = flow.offset_syncs_cluster, flow.offset_syncs_topic
     index = SyncIndex()
-    for record in _records(flow, alias, topic):
-        index.add(decode_offset_sync(record.key, record.value), sync_link_of(record.headers))
+    for offset, why in index_syncs(_records(flow, alias, topic), index):  # skipped, as MM2's readers do
+        logger.warning("cluster '%s' topic '%s' offset %d is not an offset sync, skipped: %s", alias, topic, offset,
+                       why)
     return index
 
 
 def _checkpoint_records(flow: FlowConfig) -> list[tuple[Checkpoint, int]]:
-    topic = flow_policy(flow).checkpoints_topic(flow.source)
+    topic = flow.checkpoints_topic
     return [(decode_checkpoint(r.key, r.value), r.timestamp_ms) for r in _records(flow, flow.target, topic)]
 
 
@@ -160,7 +159,7 @@ def translate_offsets(config: ConfigLike, group: str, source: str, target: str) 
                         f"records not replicated before it went down are not on '{target}'")
         if not rows:
             warnings.append(f"no checkpoint for group '{group}' in "
-                            f"'{flow_policy(forward).checkpoints_topic(source)}' on '{target}'")
+                            f"'{forward.checkpoints_topic}' on '{target}'")
         ends = _ends(target_admin, {(r.remote_topic, r.partition) for r in rows if r.remote_topic})
         return OffsetTranslation(group, source, target, "checkpoints", with_lag(rows, ends), warnings)
     committed = ConsumerGroups(source, _settings(forward, source)).committed([group]).get(group, {})
@@ -178,7 +177,7 @@ def translate_offsets(config: ConfigLike, group: str, source: str, target: str) 
 
 def _reverse_syncs(flow: FlowConfig, warnings: list[str]) -> FlowSyncs | None:
     """The syncs of target->source (for topics that are copies of the target's), when they can be read."""
-    alias, topic = _syncs_location(flow)
+    alias, topic = flow.offset_syncs_cluster, flow.offset_syncs_topic
     try:
         index = _sync_index(flow)
     except ClusterUnreachableError as exc:
@@ -188,12 +187,12 @@ def _reverse_syncs(flow: FlowConfig, warnings: list[str]) -> FlowSyncs | None:
 
 
 def _flow_syncs(flow: FlowConfig, index: SyncIndex) -> FlowSyncs:
-    policy = flow_policy(flow)
+    policy = flow.policy
 
     def upstream_topic(topic: str) -> str | None:
         return policy.upstream_topic(topic) if policy.topic_source(topic) == flow.source else None
 
-    topic_filter = TopicFilter(flow.topics, flow.topics_exclude)
+    topic_filter = flow.topic_filter
 
     def replicates(topic: str) -> bool:
         return should_replicate_topic(topic, topic_filter, policy, flow.target,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
 
@@ -28,17 +28,19 @@ class TopicConfigEntry:
 
 @dataclass(frozen=True, slots=True)
 class PartitionSummary:
-    """What one task wrote for one source partition in one micro-batch.
+    """What the record path's writer reports for one source partition: the records the target acknowledged
+    since its last report.
 
-    `sync_upstream[i]`/`sync_downstream[i]` pair a record's upstream offset with the offset the target
-    assigned to it (taken from delivery reports): each pair is an exact offset sync. `sync_runs[i]` says
-    whether the records up to the next sync were all replicated one after the other. `next_upstream` is
-    one past the last offset read, including records skipped because the target already had them.
+    This dataclass is the report's schema: the JVM writer (`PartitionLog.report`) sends exactly these fields
+    by name, and `from_report` refuses any other set. `sync_upstream[i]`/`sync_downstream[i]` pair a
+    record's upstream offset with the offset the target assigned to it: each pair is an exact offset sync
+    (offsets/syncs.py). `sync_runs[i]` says whether the records up to the next sync were all replicated one
+    after the other. `next_upstream` is one past the last offset read, including records skipped because
+    the target already had them.
     """
 
     topic: str
     partition: int
-    remote_topic: str
     records: int
     skipped: int
     bytes: int
@@ -50,6 +52,17 @@ class PartitionSummary:
     @property
     def syncs(self) -> list[tuple[int, int]]:
         return list(zip(self.sync_upstream, self.sync_downstream, strict=True))
+
+    @classmethod
+    def from_report(cls, row: Mapping[str, object]) -> PartitionSummary:
+        """One partition of a writer report (decoded JSON); a report with other fields is a version mismatch
+        between the JVM writer and this package, so it fails loudly rather than being half read."""
+        names = [f.name for f in fields(cls)]
+        if set(row) != set(names):
+            raise ValueError(f"writer report fields {sorted(row)} differ from {names}: the record path's JVM "
+                             f"classes and this package are from different versions; run `sparkmirror setup`")
+        return cls(**{name: tuple(value) if isinstance(value, list) else value  # type: ignore[arg-type]
+                      for name, value in row.items()})
 
 
 @dataclass(frozen=True, slots=True)

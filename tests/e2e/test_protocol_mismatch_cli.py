@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import time
 
-from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
 from sparkmirror.kafka.admin import PROBE_TIMEOUT_S
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
 
 from .conftest import cli_command
 

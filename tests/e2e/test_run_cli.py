@@ -10,10 +10,10 @@ from collections import Counter
 
 from confluent_kafka import TIMESTAMP_CREATE_TIME
 
-from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER, free_port
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import KafkaRecord, NewTopicSpec
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER, free_port
+from sparkmirror.testing.records import produce, read_all
 
 from .conftest import cli_command
 

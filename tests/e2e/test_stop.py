@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
 import time
 
 import pytest
 
-from sparkmirror.embedded.kafka_cluster import LocalKafkaCluster
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce
 from sparkmirror.model import KafkaRecord, NewTopicSpec
+from sparkmirror.testing.kafka_cluster import LocalKafkaCluster
+from sparkmirror.testing.records import produce
 
 from .test_run_cli import copied, wait_for, write_config
 
@@ -58,7 +59,7 @@ def test_sigterm_mid_checkpoint_round_with_the_source_down_exits_within_the_dead
     sent = time.monotonic()
     try:
         code = proc.wait(timeout=STOP_TIMEOUT_S + EXIT_SLACK_S)
-    except Exception:
+    except subprocess.TimeoutExpired:
         raise AssertionError(f"no exit {STOP_TIMEOUT_S + EXIT_SLACK_S} s after SIGTERM:\n"
                              f"{proc.log_path.read_text()[-3000:]}") from None
     took = time.monotonic() - sent

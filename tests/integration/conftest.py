@@ -11,12 +11,12 @@ import pytest
 from confluent_kafka import TIMESTAMP_CREATE_TIME
 
 from sparkmirror.config.mm2 import load_config
-from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
 from sparkmirror.errors import PipelineError
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce
 from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.runtime.supervisor import Supervisor
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
+from sparkmirror.testing.records import produce
 
 
 def pytest_collection_modifyitems(items):
@@ -181,7 +181,7 @@ class SteadyProducer:
 
 def partition_values(bootstrap: str, topic: str, partition: int) -> list[tuple[int, bytes]]:
     """(offset, value) of every record of one partition, as a read_committed consumer sees them."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: PLC0415
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.time_ns()}",
                          "enable.auto.commit": "false", "isolation.level": "read_committed"})
@@ -204,7 +204,7 @@ def partition_values(bootstrap: str, topic: str, partition: int) -> list[tuple[i
 
 def commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
     """Commit offsets for a group, as a consumer that processed everything before them would."""
-    from confluent_kafka import Consumer, TopicPartition  # noqa: PLC0415
+    from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": "false"})
     try:
@@ -214,7 +214,7 @@ def commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> N
 
 
 def committed(bootstrap: str, group: str, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
-    from confluent_kafka import Consumer, TopicPartition  # noqa: PLC0415
+    from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": "false"})
     try:

@@ -20,10 +20,10 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from sparkmirror.embedded import jars
-from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
-from sparkmirror.embedded.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
+from sparkmirror import jars
 from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
+from sparkmirror.testing.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
 
 from .conftest import wait_until
 

@@ -10,8 +10,8 @@ from confluent_kafka import Consumer
 
 from sparkmirror import client
 from sparkmirror.kafka.internal_log import read_internal_topic
-from sparkmirror.kafka.records import produce
 from sparkmirror.offsets.codec import decode_checkpoint
+from sparkmirror.testing.records import produce
 
 from .conftest import commit, committed, count_records, partition_values, records, wait_until
 from .test_offset_syncs import transactional_writes

@@ -6,7 +6,7 @@ import pytest
 
 from sparkmirror.errors import AdminOperationError
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce
+from sparkmirror.testing.records import produce
 
 from .conftest import records
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from sparkmirror.embedded.kafka_cluster import LocalKafkaCluster
 from sparkmirror.errors import EmbeddedSetupError
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import NewTopicSpec
+from sparkmirror.testing.kafka_cluster import LocalKafkaCluster
+from sparkmirror.testing.records import produce, read_all
 
 from .conftest import records
 

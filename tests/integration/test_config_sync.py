@@ -7,12 +7,12 @@ import time
 import pytest
 
 from sparkmirror.config.keys import DEFAULT_CONFIG_PROPERTIES_EXCLUDE
+from sparkmirror.control.config_sync import sync_topic_configs
 from sparkmirror.control.configs import ConfigAlteration
 from sparkmirror.errors import AdminOperationError
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import TopicConfigEntry
 from sparkmirror.policy.filters import ConfigPropertyFilter
-from sparkmirror.runtime.config_sync import sync_topic_configs
 
 VISIBLE_TIMEOUT_S = 15.0
 DELETE_TIMEOUT_S = 30.0

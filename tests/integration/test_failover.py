@@ -13,10 +13,10 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from sparkmirror import client
-from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER, start_clusters
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce
 from sparkmirror.model import NewTopicSpec
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER, start_clusters
+from sparkmirror.testing.records import produce
 
 from .conftest import count_records, records, wait_until
 

@@ -13,7 +13,7 @@ from confluent_kafka import Consumer, TopicPartition
 from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
 from sparkmirror.kafka.groups import ConsumerGroups, GroupState
 from sparkmirror.kafka.internal_log import InternalTopicReader, InternalTopicWriter, read_internal_topic
-from sparkmirror.kafka.records import produce
+from sparkmirror.testing.records import produce
 
 from .conftest import records, wait_until
 

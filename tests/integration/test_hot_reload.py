@@ -7,9 +7,9 @@ import os
 import time
 from pathlib import Path
 
-from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce, read_all
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
+from sparkmirror.testing.records import produce, read_all
 
 from .conftest import SteadyProducer, count_records, records, wait_until
 
@@ -128,9 +128,9 @@ def test_request_reload_applies_an_edit_without_the_file_watcher(clusters, creat
 
 
 def test_turning_checkpoints_on_while_running_starts_them(clusters, create_topic, running, tmp_path, unique):
-    from sparkmirror import client  # noqa: PLC0415
+    from sparkmirror import client
 
-    from .conftest import commit  # noqa: PLC0415
+    from .conftest import commit
 
     topic, group = f"reload-cp-{unique}", f"g-{unique}"
     create_topic("A", topic, 1)
@@ -202,10 +202,10 @@ def test_an_edit_while_a_flow_waits_for_its_retry_keeps_the_retry(clusters, crea
                                                                    unique):
     """A flow failed (the target refuses a record) and waits for its retry; an edit that changes it without a
     restart (a wider topics regex) must not drop that retry: once the target accepts the record, it copies."""
-    from confluent_kafka import TIMESTAMP_CREATE_TIME  # noqa: PLC0415
+    from confluent_kafka import TIMESTAMP_CREATE_TIME
 
-    from sparkmirror.control.configs import ConfigAlteration  # noqa: PLC0415
-    from sparkmirror.model import KafkaRecord, NewTopicSpec  # noqa: PLC0415
+    from sparkmirror.control.configs import ConfigAlteration
+    from sparkmirror.model import KafkaRecord, NewTopicSpec
 
     topic = f"retry-{unique}-a"
     create_topic("A", topic, 1)

@@ -16,13 +16,13 @@ from confluent_kafka import TIMESTAMP_CREATE_TIME
 from confluent_kafka.admin import AdminClient, NewPartitions
 
 from sparkmirror.control.configs import ConfigAlteration
-from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
 from sparkmirror.errors import AdminOperationError
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import KafkaRecord, TopicConfigEntry
-from sparkmirror.offsets.codec import OffsetSync, decode_offset_sync
+from sparkmirror.offsets.syncs import OffsetSync, decode_offset_sync
 from sparkmirror.policy.provenance import PROVENANCE_HEADER
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
+from sparkmirror.testing.records import produce, read_all
 
 from .conftest import count_records, wait_until
 

@@ -7,8 +7,8 @@ import time
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
-from sparkmirror.kafka.records import produce, read_all
-from sparkmirror.offsets.codec import decode_offset_sync
+from sparkmirror.offsets.syncs import decode_offset_sync
+from sparkmirror.testing.records import produce, read_all
 
 from .conftest import TRIGGER_MODES, records
 

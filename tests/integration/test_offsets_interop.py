@@ -16,7 +16,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPar
 
 from sparkmirror.client import read_checkpoints, read_offset_syncs
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce
+from sparkmirror.testing.records import produce
 
 from .conftest import count_records, records, wait_until
 from .mm2_interop import java_translate, running_mm2

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sparkmirror.embedded.kafka_cluster import LocalKafkaCluster
+from sparkmirror.testing.kafka_cluster import LocalKafkaCluster
 
 from .conftest import wait_until
 
@@ -23,8 +23,8 @@ GONE_S = 30.0  # the watchdog's SIGTERM, a broker's shutdown, and SIGKILL after 
 # Starts a cluster (killed and restarted with "restarted", plus an MM2 with "mm2"), prints what to watch, waits.
 _OWNER = """
 import json, os, signal, sys
-from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER, LocalKafkaCluster
-from sparkmirror.embedded.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER, LocalKafkaCluster
+from sparkmirror.testing.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
 cluster = LocalKafkaCluster(sys.argv[1]).start()
 if "restarted" in sys.argv:
     cluster.kill()

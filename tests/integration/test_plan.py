@@ -11,8 +11,8 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, Res
 
 from sparkmirror.cli.main import cli
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce
 from sparkmirror.model import KafkaRecord
+from sparkmirror.testing.records import produce
 
 
 def topic_configs(bootstrap: str, topic: str) -> dict[str, str]:

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from sparkmirror.embedded.kafka_cluster import free_port
 from sparkmirror.errors import ClusterAuthenticationError, ClusterUnreachableError, SecurityProtocolMismatchError
 from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.testing.kafka_cluster import free_port
 
 FAST_S = 5.0  # a mismatch is named within a few connection attempts, well before PROBE_TIMEOUT_S
 SCRAM = {"sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "someone", "sasl.password": "anything"}

@@ -13,11 +13,12 @@ from confluent_kafka import Producer
 
 from sparkmirror.config.mm2 import load_config
 from sparkmirror.errors import PipelineError
-from sparkmirror.kafka.records import has_records_between, produce, read_all
+from sparkmirror.kafka.records import has_records_between
 from sparkmirror.model import KafkaRecord
-from sparkmirror.offsets.sync_points import sync_points
+from sparkmirror.offsets.syncs import sync_points
 from sparkmirror.policy.provenance import PROVENANCE_HEADER
 from sparkmirror.runtime.supervisor import Supervisor
+from sparkmirror.testing.records import produce, read_all
 
 from .conftest import count_records, records, wait_until
 from .test_offset_syncs import assert_syncs_exact
@@ -87,7 +88,7 @@ def test_real_time_mode_refuses_more_partitions_than_task_slots(clusters, create
 
 @pytest.mark.parametrize("seed", range(5))
 def test_the_jvm_writer_reports_the_syncs_of_the_reference_rule(spark, seed):
-    """PartitionLog.java against offsets/sync_points.py on stretches with markers and foreign records."""
+    """PartitionLog.java against offsets/syncs.sync_points on stretches with markers and foreign records."""
     rng = random.Random(seed)  # noqa: S311 - reproducible
     up, down, u, d = [], [], rng.randrange(100), rng.randrange(100)
     for _ in range(300):
@@ -95,7 +96,7 @@ def test_the_jvm_writer_reports_the_syncs_of_the_reference_rule(spark, seed):
         d += 1 + (rng.random() < 0.1)
         up.append(u)
         down.append(d)
-    jvm_class = spark.sparkContext._jvm.io.sparkmirror.recordpath.PartitionLog  # noqa: SLF001
+    jvm_class = spark.sparkContext._jvm.io.sparkmirror.recordpath.PartitionLog
     got = json.loads(jvm_class.summaryOf(",".join(map(str, up)), ",".join(map(str, down))))
     ups, downs, runs = sync_points(up, down)
     assert (got["sync_upstream"], got["sync_downstream"], got["sync_runs"]) == (ups, downs, runs)

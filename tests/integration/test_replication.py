@@ -11,8 +11,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from sparkmirror.control.configs import ConfigAlteration
 from sparkmirror.errors import PipelineError
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import KafkaRecord, NewTopicSpec
+from sparkmirror.testing.records import produce, read_all
 
 from .conftest import TRIGGER_MODES, wait_until
 

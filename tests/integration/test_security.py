@@ -1,7 +1,7 @@
 """Client security written the MM2 way, against a broker that demands SASL/SCRAM-SHA-512.
 
 Both clients must authenticate from the same three keys: Spark's Java Kafka source reads A's records, and the
-librdkafka admin (settings translated by sparkmirror.kafka.clients) checks A and lists its topics.
+librdkafka admin (settings translated by sparkmirror.config.librdkafka) checks A and lists its topics.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from confluent_kafka import TIMESTAMP_CREATE_TIME, Producer
 
 from sparkmirror.cli.main import cli
-from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
 from sparkmirror.errors import ClusterAuthenticationError, SparkmirrorError
 from sparkmirror.kafka.admin import PROBE_TIMEOUT_S, ClusterAdmin
-from sparkmirror.kafka.records import read_all
 from sparkmirror.model import NewTopicSpec
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
+from sparkmirror.testing.records import read_all
 
 RECORDS = 2_000
 PARTITIONS = 2

@@ -10,8 +10,8 @@ import pytest
 from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer
 from confluent_kafka.admin import AdminClient, NewPartitions
 
-from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import KafkaRecord
+from sparkmirror.testing.records import produce, read_all
 
 from .conftest import TRIGGER_MODES, SteadyProducer, count_records, records, wait_until
 
@@ -195,7 +195,7 @@ def test_a_topic_re_created_at_once_is_copied_from_its_start_in_order(clusters, 
 
 def _created(admin: AdminClient, topic: str) -> bool:
     """Create the topic; False while the broker still finishes deleting the previous one."""
-    from confluent_kafka.admin import NewTopic  # noqa: PLC0415
+    from confluent_kafka.admin import NewTopic
 
     try:
         admin.create_topics([NewTopic(topic, 2, 1)])[topic].result()

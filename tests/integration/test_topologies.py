@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 from confluent_kafka import TIMESTAMP_CREATE_TIME
 
-from sparkmirror.embedded.kafka_cluster import SINGLE_BROKER
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.records import produce, read_all
 from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.offsets.codec import decode_heartbeat
 from sparkmirror.policy.provenance import PROVENANCE_HEADER
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
+from sparkmirror.testing.records import produce, read_all
 
 from .conftest import TRIGGER_MODES, trigger_settings, wait_until
 

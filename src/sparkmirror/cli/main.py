@@ -8,6 +8,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +20,11 @@ from sparkmirror.errors import (
     SparkmirrorError,
 )
 from sparkmirror.runtime.stopping import DEFAULT_STOP_TIMEOUT_S
+
+if TYPE_CHECKING:  # imported where used, so that `sparkmirror --help` stays fast
+    from sparkmirror.client import OffsetTranslation
+    from sparkmirror.config.mm2 import MirrorMakerConfig
+    from sparkmirror.config.model import FlowConfig
 
 logger = logging.getLogger("sparkmirror")
 
@@ -124,10 +130,11 @@ def _config_path(config_file: Path | None, config_option: Path | None) -> Path:
     return path
 
 
-def _load(path: Path, clusters: tuple[str, ...]):  # noqa: ANN202 - lazy import keeps --help fast
-    """The validated config, the flows to run and the `--clusters` targets. Client settings are translated
-    now, so every problem (file and client settings) is reported before any cluster is contacted."""
-    from sparkmirror.config.mm2 import load_config  # noqa: PLC0415
+def _load(path: Path, clusters: tuple[str, ...]
+          ) -> tuple[MirrorMakerConfig, list[FlowConfig], tuple[str, ...] | None]:
+    """The validated config, the flows to run and the `--clusters` targets. Every problem of those flows
+    (the file's, and their client settings') is reported here, before any cluster is contacted."""
+    from sparkmirror.config.mm2 import load_config
 
     config = load_config(path)
     for warning in config.warnings:
@@ -143,25 +150,32 @@ def _load(path: Path, clusters: tuple[str, ...]):  # noqa: ANN202 - lazy import 
     return config, flows, targets
 
 
-def _check_clients(flows: list) -> list[str]:
-    """Translate every client of the flows now, so a setting that cannot be used fails before any I/O."""
-    from sparkmirror.kafka.clients import translate  # noqa: PLC0415
-    from sparkmirror.pipeline.options import source_options  # noqa: PLC0415
-    from sparkmirror.runtime.capabilities import cannot_honour  # noqa: PLC0415
+def _check_clients(flows: list[FlowConfig]) -> list[str]:
+    """What the load keeps for the flows that run: settings this version cannot honour, client settings
+    librdkafka (or this build of it) cannot take, and consumer settings Spark's Kafka source refuses."""
+    from sparkmirror.kafka.features import missing_features
+    from sparkmirror.pipeline.options import source_options
+    from sparkmirror.runtime.capabilities import cannot_honour
 
     problems: list[str] = []
     for flow in flows:
-        problems += cannot_honour(flow)
-        checks = [lambda f=flow: translate(f.target_producer, "producer", f.target_producer.origin),
-                  lambda f=flow: translate(f.source_admin, "admin", f.source_admin.origin),
-                  lambda f=flow: translate(f.target_admin, "admin", f.target_admin.origin),
-                  lambda f=flow: source_options(f.source_consumer, {}, describe=f.source_consumer.origin)]
-        for check in checks:
-            try:
-                check()
-            except ConfigError as exc:
-                problems += [p for p in exc.problems if p not in problems]
+        found = cannot_honour(flow)
+        # The JVM writer takes target_producer's Java settings; they were always checked as librdkafka's too.
+        for client in (flow.target_producer, *flow.rdkafka_clients):
+            found += list(client.problems) or missing_features(client.translation.settings, client.origin)
+        consumer = flow.source_consumer
+        found += _problems(lambda c=consumer: source_options(c, {}, describe=c.origin))
+        found += _problems(lambda f=flow: f.reset_policy)
+        problems += [p for p in dict.fromkeys(found) if p not in problems]
     return problems
+
+
+def _problems(check: Callable[[], object]) -> list[str]:
+    try:
+        check()
+    except ConfigError as exc:
+        return exc.problems
+    return []
 
 
 @cli.command(cls=_MirrorMakerCommand)
@@ -188,8 +202,8 @@ def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ..
     name, partitions and the configs it will be created with. Changes nothing."""
 
     def action() -> int:
-        from sparkmirror.cli import render  # noqa: PLC0415
-        from sparkmirror.runtime.capabilities import not_performed  # noqa: PLC0415
+        from sparkmirror.cli import render
+        from sparkmirror.runtime.capabilities import not_performed
 
         config, flows, targets = _load(_config_path(config_file, None), clusters)
         for line in render.config_summary(config, flows):
@@ -200,7 +214,7 @@ def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ..
                 click.echo(f"flow {flow.name}: not performed by this version: {'; '.join(missing)}")
         if offline or not flows:
             return ExitStatus.SUCCESS
-        from sparkmirror.runtime.supervisor import Supervisor  # noqa: PLC0415
+        from sparkmirror.runtime.supervisor import Supervisor
 
         supervisor = Supervisor(config, Path("."), target_clusters=targets, check_state=False)
         supervisor.check_clusters()
@@ -231,8 +245,8 @@ def run(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...
     """
 
     def action() -> int:
-        from sparkmirror.runtime.capabilities import not_performed  # noqa: PLC0415
-        from sparkmirror.runtime.supervisor import Supervisor  # noqa: PLC0415
+        from sparkmirror.runtime.capabilities import not_performed
+        from sparkmirror.runtime.supervisor import Supervisor
 
         path = _config_path(config_file, config_option)
         config, flows, targets = _load(path, clusters)
@@ -249,6 +263,8 @@ def run(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...
         stop = _StopSignals()
         signal.signal(signal.SIGHUP, lambda *_: supervisor.request_reload())
         abandoned = supervisor.serve(stop.requested, stop_timeout)
+        for line in supervisor.status().lines():  # a snapshot: safe while abandoned threads still run
+            click.echo(line, err=True)
         if stop.signal:
             click.echo(f"stopped ({stop.signal})" + (f"; abandoned at the {stop_timeout:.0f} s deadline: "
                                                      f"{'; '.join(abandoned)}" if abandoned else ""), err=True)
@@ -275,11 +291,11 @@ def _offsets_options(command: Callable) -> Callable:
     return command
 
 
-def _print_translation(plan, as_json: bool) -> None:  # noqa: ANN001 - client.OffsetTranslation
-    from sparkmirror.cli import render  # noqa: PLC0415
+def _print_translation(plan: OffsetTranslation, as_json: bool) -> None:
+    from sparkmirror.cli import render
 
     if as_json:
-        import json  # noqa: PLC0415
+        import json
 
         click.echo(json.dumps(plan.to_json(), indent=2))
         return
@@ -302,7 +318,7 @@ def offsets_translate(obj: dict[str, bool], config_file: Path, group: str, sourc
     """Per partition: the group's committed offset on --from, where it resumes on --to, the lag there."""
 
     def action() -> int:
-        from sparkmirror import client  # noqa: PLC0415
+        from sparkmirror import client
 
         _print_translation(client.translate_offsets(_load(config_file, ())[0], group, source, target), as_json)
         return ExitStatus.SUCCESS
@@ -320,7 +336,7 @@ def _move_command(name: str, doc: str) -> None:
     def command(obj: dict[str, bool], config_file: Path, group: str, source: str, target: str, as_json: bool,
                 apply: bool, allow_untranslated: bool) -> None:
         def action() -> int:
-            from sparkmirror import client  # noqa: PLC0415
+            from sparkmirror import client
 
             move = getattr(client, name)
             plan = move(_load(config_file, ())[0], group, source, target, apply=apply,
@@ -350,7 +366,7 @@ def demo(obj: dict[str, bool], records: int, partitions: int, value_size: int) -
     """Start two local clusters, replicate a sample topic A -> B, print the per-partition result."""
 
     def action() -> int:
-        from sparkmirror.embedded.demo import run_demo  # noqa: PLC0415
+        from sparkmirror.cli.demo import run_demo
 
         ok = run_demo(records=records, partitions=partitions, value_size=value_size, out=click.echo)
         return ExitStatus.SUCCESS if ok else ExitStatus.MISMATCH
@@ -364,8 +380,8 @@ def setup(obj: dict[str, bool]) -> None:
     """Check Java, resolve the pinned Kafka and Spark connector jars, build the record path and the class archive."""
 
     def action() -> int:
-        from sparkmirror.embedded.jars import ensure_all  # noqa: PLC0415
-        from sparkmirror.pipeline.class_archive import ensure  # noqa: PLC0415
+        from sparkmirror.jars import ensure_all
+        from sparkmirror.pipeline.class_archive import ensure
 
         for group, folder in ensure_all().items():
             click.echo(f"{group}: {len(list(folder.glob('*.jar')))} jars in {folder}")

@@ -6,7 +6,10 @@ Pure: strings in, strings out. Client settings are printed redacted; provider va
 from __future__ import annotations
 
 from sparkmirror.config import keys
-from sparkmirror.config.mm2 import ClientSettings, FlowConfig, MirrorMakerConfig, Schedule
+from sparkmirror.config.client_settings import ClientSettings
+from sparkmirror.config.flow_settings import Schedule
+from sparkmirror.config.mm2 import MirrorMakerConfig
+from sparkmirror.config.model import FlowConfig
 from sparkmirror.control.topics import TopicPlan
 
 _POLICY_CLASS = {"default": keys.DEFAULT_REPLICATION_POLICY, "identity": keys.IDENTITY_REPLICATION_POLICY}
@@ -89,7 +92,7 @@ def _cell(value: object) -> str:
     return "-" if value is None else str(value)
 
 
-def offset_translation(plan) -> list[str]:  # noqa: ANN001 - client.OffsetTranslation (cli imports it lazily)
+def offset_translation(plan) -> list[str]:  # client.OffsetTranslation (cli imports it lazily)
     """One line per partition: where the group resumes, the lag there, re-reads and unreplicated offsets."""
     lines = [f"group {plan.group}: {plan.source} -> {plan.target} ({plan.method})"]
     header = ("topic", "partition", "committed", "resumes at", "offset", "lag", "re-read", "unreplicated", "status")

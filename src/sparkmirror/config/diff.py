@@ -14,35 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from sparkmirror.config import keys
-from sparkmirror.config.mm2 import ClientSettings, FlowConfig, MirrorMakerConfig, Schedule
+from sparkmirror.config.client_settings import ClientSettings
+from sparkmirror.config.flow_settings import FIELD_KEYS, LIVE_FIELDS, Schedule
+from sparkmirror.config.mm2 import MirrorMakerConfig
+from sparkmirror.config.model import FlowConfig
 
-_SCHEDULE_FIELDS = frozenset(f.name for f in dataclasses.fields(FlowConfig) if f.type in ("Schedule", Schedule))
+# Compared as equality compares flows: every setting and client, not values derived from them.
+_COMPARED = tuple(f.name for f in dataclasses.fields(FlowConfig) if f.compare)
 _CLIENT_FIELDS = frozenset(
     f.name for f in dataclasses.fields(FlowConfig) if f.type in ("ClientSettings", ClientSettings))
-# Fields a running flow reads again on each use; a field added to FlowConfig later restarts by default.
-LIVE_FIELDS = frozenset({"topics", "topics_exclude", "config_properties_exclude", "use_defaults_from",
-                         "heartbeats_replication_enabled", *_SCHEDULE_FIELDS})
-# The file key of each field, so log lines name what the user edits.
-_FIELD_KEYS = {
-    "topics": keys.TOPICS, "topics_exclude": keys.TOPICS_EXCLUDE, "groups": keys.GROUPS,
-    "groups_exclude": keys.GROUPS_EXCLUDE, "config_properties_exclude": keys.CONFIG_PROPERTIES_EXCLUDE,
-    "use_defaults_from": keys.USE_DEFAULTS_FROM, "replication_policy": keys.REPLICATION_POLICY_CLASS,
-    "separator": keys.REPLICATION_POLICY_SEPARATOR,
-    "internal_topic_separator_enabled": keys.INTERNAL_TOPIC_SEPARATOR_ENABLED,
-    "replication_factor": keys.REPLICATION_FACTOR,
-    "offset_syncs_topic_replication_factor": keys.OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR,
-    "checkpoints_topic_replication_factor": keys.CHECKPOINTS_TOPIC_REPLICATION_FACTOR,
-    "heartbeats_topic_replication_factor": keys.HEARTBEATS_TOPIC_REPLICATION_FACTOR,
-    "offset_syncs_topic_location": keys.OFFSET_SYNCS_TOPIC_LOCATION,
-    "emit_offset_syncs_enabled": keys.EMIT_OFFSET_SYNCS_ENABLED, "offset_lag_max": keys.OFFSET_LAG_MAX,
-    "heartbeats_replication_enabled": keys.HEARTBEATS_REPLICATION_ENABLED,
-    "exactly_once_support": keys.EXACTLY_ONCE_SUPPORT, "tasks_max": keys.TASKS_MAX,
-    "consumer_poll_timeout_ms": keys.CONSUMER_POLL_TIMEOUT_MS, "admin_timeout_ms": keys.ADMIN_TIMEOUT_MS,
-    "max_offsets_per_trigger": keys.MAX_OFFSETS_PER_TRIGGER, "trigger_mode": keys.TRIGGER_MODE,
-    "real_time_epoch_ms": keys.REAL_TIME_EPOCH_MS, "report_interval_ms": keys.REPORT_INTERVAL_MS,
-    **{name: name.replace("_", ".") for name in _SCHEDULE_FIELDS},  # emit_heartbeats -> emit.heartbeats
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,14 +97,14 @@ def diff_configs(old: MirrorMakerConfig, new: MirrorMakerConfig,
 
 def _flow_change(old: FlowConfig, new: FlowConfig) -> FlowChange | None:
     details: dict[str, str] = {}
-    for f in dataclasses.fields(FlowConfig):
-        a, b = getattr(old, f.name), getattr(new, f.name)
+    for name in _COMPARED:
+        a, b = getattr(old, name), getattr(new, name)
         if a == b:  # ClientSettings compare by content (Mapping equality), not by where a value came from
             continue
         if isinstance(a, ClientSettings) and isinstance(b, ClientSettings):
-            details[f.name] = f"({', '.join(_changed_keys(a, b))})"
+            details[name] = f"({', '.join(_changed_keys(a, b))})"
         else:
-            details[f.name] = f"('{_show(a)}' -> '{_show(b)}')"
+            details[name] = f"('{_show(a)}' -> '{_show(b)}')"
     if not details:
         return None
     return FlowChange(fields=tuple(details), restart=not LIVE_FIELDS.issuperset(details),
@@ -150,7 +130,7 @@ def _label(name: str) -> str:
     """`target_producer` -> `target producer settings`; a plain field -> its file key."""
     if name in _CLIENT_FIELDS:
         return f"{name.replace('_', ' ')} settings"
-    return _FIELD_KEYS.get(name, name)
+    return FIELD_KEYS.get(name, name)
 
 
 def describe_diff(diff: ConfigDiff) -> list[str]:

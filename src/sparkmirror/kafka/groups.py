@@ -16,7 +16,8 @@ from typing import Any
 from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaError, KafkaException, TopicPartition
 
 from sparkmirror.errors import AdminOperationError
-from sparkmirror.kafka.admin import CALL_TIMEOUT_S, AdminConnection, _describe
+from sparkmirror.kafka.connection import CALL_TIMEOUT_S, AdminConnection
+from sparkmirror.kafka.failures import UNREACHABLE_CODES, kafka_error, operation_error
 
 __all__ = ["ConsumerGroups", "GroupState", "GroupOffsets"]
 
@@ -26,7 +27,6 @@ GroupOffsets = dict[tuple[str, int], tuple[int, str]]
 # What Kafka 4.3 answers an admin offset commit (no member id, generation -1) for a group with members, for
 # classic and consumer-protocol groups alike (GroupMetadataManager only accepts such commits while EMPTY).
 _GROUP_HAS_MEMBERS = KafkaError.UNKNOWN_MEMBER_ID
-_UNREACHABLE_CODES = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
 _UNSUPPORTED_CODES = frozenset({KafkaError._UNSUPPORTED_FEATURE, KafkaError.UNSUPPORTED_VERSION})
 # Share and streams groups have no consumer offsets to mirror.
 _CONSUMER_GROUP_TYPES = {ConsumerGroupType.CLASSIC, ConsumerGroupType.CONSUMER}
@@ -134,12 +134,12 @@ class ConsumerGroups(AdminConnection):
         try:
             return self._result(future, timeout_s + 1.0, operation)  # request_timeout fires first; the backstop
         except KafkaException as exc:
-            err = exc.args[0] if exc.args else None
-            if not isinstance(err, KafkaError):
-                raise AdminOperationError(self.alias, operation, _describe(exc)) from None
+            err = kafka_error(exc)
+            if err is None:
+                raise operation_error(self.alias, operation, exc) from None
             if err.code() in ok_codes:
                 return None
-            if err.code() in _UNREACHABLE_CODES:
+            if err.code() in UNREACHABLE_CODES:
                 self._raise_if_refused()
             raise self._error(operation, err, group) from None
         except FutureTimeout:
@@ -149,23 +149,16 @@ class ConsumerGroups(AdminConnection):
 
     def _error(self, operation: str, err: KafkaError, group: str = "") -> AdminOperationError:
         """An AdminOperationError for a broker or client error code, with the fix when one is known."""
-        code = err.code()
-        cause = f"{err.str()} ({err.name()})"
-        hint = ""
-        if code in _UNREACHABLE_CODES:
-            hint = self._unreachable_hint()
-        elif code == KafkaError.GROUP_AUTHORIZATION_FAILED:
-            hint = (f"Grant this principal DESCRIBE and READ on group '{group}' of cluster '{self.alias}'"
-                    if group else f"Grant this principal DESCRIBE on the groups of cluster '{self.alias}'")
-        elif code == KafkaError.TOPIC_AUTHORIZATION_FAILED:
-            hint = f"Grant this principal READ on the group's topics of cluster '{self.alias}'"
-        elif code == KafkaError.UNKNOWN_TOPIC_OR_PART:
-            hint = f"Create the topic on cluster '{self.alias}' first, or leave its partitions out"
-        return AdminOperationError(self.alias, operation, cause, hint)
-
-    def _unreachable_hint(self) -> str:
-        return (f"Check that cluster '{self.alias}' is up and reachable at bootstrap.servers="
-                f"{self.bootstrap_servers}, or allow a longer timeout")
+        return operation_error(self.alias, operation, err, {
+            **dict.fromkeys(UNREACHABLE_CODES, self._unreachable_hint()),
+            KafkaError.GROUP_AUTHORIZATION_FAILED:
+                f"Grant this principal DESCRIBE and READ on group '{group}' of cluster '{self.alias}'"
+                if group else f"Grant this principal DESCRIBE on the groups of cluster '{self.alias}'",
+            KafkaError.TOPIC_AUTHORIZATION_FAILED:
+                f"Grant this principal READ on the group's topics of cluster '{self.alias}'",
+            KafkaError.UNKNOWN_TOPIC_OR_PART:
+                f"Create the topic on cluster '{self.alias}' first, or leave its partitions out",
+        })
 
 
 def _state_name(state: object) -> str:

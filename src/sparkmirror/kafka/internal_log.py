@@ -12,9 +12,11 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
-from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
+from sparkmirror.errors import AdminOperationError
+from sparkmirror.kafka.failures import UNREACHABLE_CODES, operation_error, unreachable_error, unreachable_hint
+from sparkmirror.kafka.produce import AcknowledgedProducer, DeliveryFailed, Message
 
 _librdkafka_logger = logging.getLogger("sparkmirror.librdkafka")
 FLUSH_TIMEOUT_S = 30.0
@@ -30,45 +32,28 @@ class InternalTopicWriter:
 
     def __init__(self, alias: str, settings: Mapping[str, str]) -> None:
         self.alias = alias
-        self._producer = Producer({"linger.ms": "0", **settings, "acks": "all", "enable.idempotence": "true",
-                                   "logger": _librdkafka_logger})
+        self._producer = AcknowledgedProducer(settings, defaults={"linger.ms": "0"})
 
     def write(self, topic: str, records: Iterable[OutgoingRecord]) -> int:
         """Write (key, value) or (key, value, headers) records to partition 0; returns how many."""
-        errors: list[KafkaError] = []
+        messages = (Message(0, key, value, rest[0] if rest else None) for key, value, *rest in records)
+        try:
+            return self._producer.write(topic, messages, FLUSH_TIMEOUT_S)
+        except KafkaException as exc:
+            raise self._error(topic, exc) from None
+        except DeliveryFailed as failed:
+            if failed.errors:
+                raise self._error(topic, failed.errors[0]) from None
+            raise AdminOperationError(self.alias, f"write to '{topic}'", f"{failed.remaining} records not "
+                                      f"acknowledged within {FLUSH_TIMEOUT_S:.0f} s") from None
 
-        def on_delivery(err: KafkaError | None, _msg: object) -> None:
-            if err is not None:
-                errors.append(err)
-
-        count = 0
-        for key, value, *rest in records:
-            headers = list(rest[0]) if rest and rest[0] else None
-            while True:
-                try:
-                    self._producer.produce(topic, value=value, key=key, partition=0, headers=headers,
-                                           on_delivery=on_delivery)
-                    break
-                except BufferError:
-                    self._producer.poll(0.05)
-                except KafkaException as exc:
-                    raise self._error(topic, exc.args[0]) from None
-            count += 1
-        remaining = self._producer.flush(FLUSH_TIMEOUT_S)
-        if errors:
-            raise self._error(topic, errors[0])
-        if remaining:
-            raise AdminOperationError(self.alias, f"write to '{topic}'",
-                                      f"{remaining} records not acknowledged within {FLUSH_TIMEOUT_S:.0f} s")
-        return count
-
-    def _error(self, topic: str, err: KafkaError) -> AdminOperationError:
-        hint = (f"Grant WRITE on '{topic}' to the principal used for cluster '{self.alias}'"
-                if err.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED else "")
-        return AdminOperationError(self.alias, f"write to '{topic}'", f"{err.str()} ({err.name()})", hint)
+    def _error(self, topic: str, failure: KafkaError | KafkaException) -> AdminOperationError:
+        return operation_error(self.alias, f"write to '{topic}'", failure, {
+            KafkaError.TOPIC_AUTHORIZATION_FAILED:
+                f"Grant WRITE on '{topic}' to the principal used for cluster '{self.alias}'"})
 
     def close(self) -> None:
-        self._producer.flush(FLUSH_TIMEOUT_S)
+        self._producer.close(FLUSH_TIMEOUT_S)
 
 
 @dataclass(frozen=True)
@@ -85,7 +70,6 @@ class InternalRecord:
 # Partition 0 of a topic that does not exist: librdkafka answers at once from metadata.
 _MISSING_TOPIC_CODES = frozenset({KafkaError._UNKNOWN_PARTITION, KafkaError.UNKNOWN_TOPIC_OR_PART,
                                   KafkaError._UNKNOWN_TOPIC})
-_UNREACHABLE_CODES = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
 
 
 class InternalTopicReader:
@@ -122,7 +106,7 @@ class InternalTopicReader:
             if time.monotonic() > deadline:
                 raise AdminOperationError(self.alias, f"read '{self.topic}'",
                                           f"offsets {self._next} to {end} of partition 0 not read within "
-                                          f"{timeout_s:.0f} s", self._reachability_hint())
+                                          f"{timeout_s:.0f} s", unreachable_hint(self.alias, self.bootstrap_servers))
             for msg in self._consumer.consume(num_messages=5000, timeout=0.5):
                 if msg.error():
                     raise self._error(msg.error())
@@ -156,16 +140,11 @@ class InternalTopicReader:
         return metadata is not None and metadata.error is None and 0 in metadata.partitions
 
     def _error(self, err: KafkaError) -> Exception:
-        if err.code() in _UNREACHABLE_CODES:
-            return ClusterUnreachableError(self.alias, self.bootstrap_servers,
-                                           f"reading '{self.topic}': {err.str()} ({err.name()})")
-        hint = (f"Grant READ and DESCRIBE on '{self.topic}' to the principal used for cluster '{self.alias}'"
-                if err.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED else "")
-        return AdminOperationError(self.alias, f"read '{self.topic}'", f"{err.str()} ({err.name()})", hint)
-
-    def _reachability_hint(self) -> str:
-        return (f"Check that cluster '{self.alias}' is up and reachable at bootstrap.servers="
-                f"{self.bootstrap_servers}, or allow a longer timeout")
+        if err.code() in UNREACHABLE_CODES:
+            return unreachable_error(self.alias, self.bootstrap_servers, err, f"reading '{self.topic}'")
+        return operation_error(self.alias, f"read '{self.topic}'", err, {
+            KafkaError.TOPIC_AUTHORIZATION_FAILED:
+                f"Grant READ and DESCRIBE on '{self.topic}' to the principal used for cluster '{self.alias}'"})
 
     def close(self) -> None:
         self._consumer.close()  # nothing to commit: auto-commit is off and the group was never joined

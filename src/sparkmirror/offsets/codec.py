@@ -32,16 +32,6 @@ class OffsetCodecError(SparkmirrorError, ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class OffsetSync:
-    """Upstream offset `upstream_offset` of a source partition was written at `downstream_offset`."""
-
-    topic: str
-    partition: int
-    upstream_offset: int
-    downstream_offset: int
-
-
-@dataclass(frozen=True, slots=True)
 class Checkpoint:
     """A consumer group's committed source offset and its translation on the target cluster."""
 
@@ -62,28 +52,28 @@ class Heartbeat:
     timestamp_ms: int
 
 
-class _Writer:
+class StructWriter:
     def __init__(self, what: str) -> None:
         self._what = what
         self._parts: list[bytes] = []
 
-    def _int(self, packer: struct.Struct, field: str, value: int) -> _Writer:
+    def _int(self, packer: struct.Struct, field: str, value: int) -> StructWriter:
         try:
             self._parts.append(packer.pack(value))
         except struct.error as exc:
             raise OffsetCodecError(f"cannot encode {self._what}: field '{field}' = {value!r}: {exc}") from exc
         return self
 
-    def int16(self, field: str, value: int) -> _Writer:
+    def int16(self, field: str, value: int) -> StructWriter:
         return self._int(_INT16, field, value)
 
-    def int32(self, field: str, value: int) -> _Writer:
+    def int32(self, field: str, value: int) -> StructWriter:
         return self._int(_INT32, field, value)
 
-    def int64(self, field: str, value: int) -> _Writer:
+    def int64(self, field: str, value: int) -> StructWriter:
         return self._int(_INT64, field, value)
 
-    def string(self, field: str, value: str) -> _Writer:
+    def string(self, field: str, value: str) -> StructWriter:
         try:
             raw = value.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -99,7 +89,7 @@ class _Writer:
         return b"".join(self._parts)
 
 
-class _Reader:
+class StructReader:
     def __init__(self, data: bytes | None, what: str) -> None:
         if data is None:
             raise OffsetCodecError(f"bad {what}: it is null")
@@ -141,25 +131,11 @@ class _Reader:
                                    f"{start + 2 + exc.start})") from exc
 
 
-def encode_offset_sync(sync: OffsetSync) -> tuple[bytes, bytes]:
-    """(key, value) of an offset-syncs record, as MM2's OffsetSync.recordKey/recordValue."""
-    key = _Writer("offset-syncs record key").string("topic", sync.topic).int32("partition", sync.partition)
-    value = (_Writer("offset-syncs record value").int64("upstreamOffset", sync.upstream_offset)
-             .int64("offset", sync.downstream_offset))
-    return key.done(), value.done()
-
-
-def decode_offset_sync(key: bytes | None, value: bytes | None) -> OffsetSync:
-    """An offset-syncs record, as MM2's OffsetSync.deserializeRecord reads it."""
-    k, v = _Reader(key, "offset-syncs record key"), _Reader(value, "offset-syncs record value")
-    return OffsetSync(k.string("topic"), k.int32("partition"), v.int64("upstreamOffset"), v.int64("offset"))
-
-
 def encode_checkpoint(checkpoint: Checkpoint) -> tuple[bytes, bytes]:
     """(key, value) of a checkpoints record, as MM2's Checkpoint.recordKey/recordValue (version 0)."""
-    key = (_Writer("checkpoints record key").string("group", checkpoint.group)
+    key = (StructWriter("checkpoints record key").string("group", checkpoint.group)
            .string("topic", checkpoint.topic).int32("partition", checkpoint.partition))
-    value = (_Writer("checkpoints record value").int16("version", CHECKPOINT_VERSION)
+    value = (StructWriter("checkpoints record value").int16("version", CHECKPOINT_VERSION)
              .int64("upstreamOffset", checkpoint.upstream_offset).int64("offset", checkpoint.downstream_offset)
              .string("metadata", checkpoint.metadata))
     return key.done(), value.done()
@@ -167,7 +143,7 @@ def encode_checkpoint(checkpoint: Checkpoint) -> tuple[bytes, bytes]:
 
 def decode_checkpoint(key: bytes | None, value: bytes | None) -> Checkpoint:
     """A checkpoints record, as MM2's Checkpoint.deserializeRecord reads it (any version, v0 layout)."""
-    k, v = _Reader(key, "checkpoints record key"), _Reader(value, "checkpoints record value")
+    k, v = StructReader(key, "checkpoints record key"), StructReader(value, "checkpoints record value")
     v.int16("version")
     upstream, downstream, metadata = v.int64("upstreamOffset"), v.int64("offset"), v.string("metadata")
     return Checkpoint(k.string("group"), k.string("topic"), k.int32("partition"), upstream, downstream, metadata)
@@ -175,66 +151,16 @@ def decode_checkpoint(key: bytes | None, value: bytes | None) -> Checkpoint:
 
 def encode_heartbeat(heartbeat: Heartbeat) -> tuple[bytes, bytes]:
     """(key, value) of a heartbeats record, as MM2's Heartbeat.recordKey/recordValue (version 0)."""
-    key = (_Writer("heartbeats record key").string("sourceClusterAlias", heartbeat.source_alias)
+    key = (StructWriter("heartbeats record key").string("sourceClusterAlias", heartbeat.source_alias)
            .string("targetClusterAlias", heartbeat.target_alias))
-    value = (_Writer("heartbeats record value").int16("version", HEARTBEAT_VERSION)
+    value = (StructWriter("heartbeats record value").int16("version", HEARTBEAT_VERSION)
              .int64("timestamp", heartbeat.timestamp_ms))
     return key.done(), value.done()
 
 
 def decode_heartbeat(key: bytes | None, value: bytes | None) -> Heartbeat:
     """A heartbeats record, as MM2's Heartbeat.deserializeRecord reads it (any version, v0 layout)."""
-    k, v = _Reader(key, "heartbeats record key"), _Reader(value, "heartbeats record value")
+    k, v = StructReader(key, "heartbeats record key"), StructReader(value, "heartbeats record value")
     v.int16("version")
     timestamp = v.int64("timestamp")
     return Heartbeat(k.string("sourceClusterAlias"), k.string("targetClusterAlias"), timestamp)
-
-
-# -- sparkmirror's addition: what lies between two offset syncs -----------------------------------------------
-
-SYNC_LINK_HEADER = "sparkmirror.sync"
-SYNC_RUN, SYNC_GAP, SYNC_END = "run", "gap", "end"
-
-
-@dataclass(frozen=True, slots=True)
-class SyncLink:
-    """Carried in a record header of each offset sync sparkmirror writes (MM2 ignores headers and writes
-    none). It says what lies between this sync and the next one of the same partition, which makes the
-    syncs dense enough to translate every offset exactly:
-
-    - `run`: every record in between was replicated, upstream and downstream offsets advancing by one;
-    - `gap`: the next sync is the very next record replicated (nothing replicated in between);
-    - `end`: the last record of a micro-batch; the flow had read the source up to `next_upstream`
-      (exclusive) and the next sync is the next record it replicates.
-    """
-
-    kind: str
-    next_upstream: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in (SYNC_RUN, SYNC_GAP, SYNC_END):
-            raise OffsetCodecError(f"bad offset-sync link kind {self.kind!r}")
-        if (self.kind == SYNC_END) != (self.next_upstream is not None):
-            raise OffsetCodecError("an offset-sync link carries next_upstream exactly when it is 'end'")
-
-
-def encode_sync_link(link: SyncLink) -> bytes:
-    return (f"{SYNC_END}:{link.next_upstream}" if link.kind == SYNC_END else link.kind).encode("ascii")
-
-
-def decode_sync_link(raw: bytes | None) -> SyncLink:
-    text = (raw or b"").decode("ascii", errors="replace")
-    kind, _, rest = text.partition(":")
-    try:
-        return SyncLink(kind, int(rest) if kind == SYNC_END else None)
-    except ValueError:
-        raise OffsetCodecError(f"bad '{SYNC_LINK_HEADER}' header {text!r}: expected run, gap or end:<offset>") \
-            from None
-
-
-def sync_link_of(headers: tuple[tuple[str, bytes | None], ...] | list | None) -> SyncLink | None:
-    """The link of an offset-syncs record, or None when it has no such header (MM2 wrote it)."""
-    for name, value in headers or ():
-        if name == SYNC_LINK_HEADER:
-            return decode_sync_link(value)
-    return None

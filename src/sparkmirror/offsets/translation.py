@@ -3,7 +3,7 @@
 MM2 keeps a sparse sample of syncs and translates a committed offset to one past the nearest sync below
 it, so a consumer that fails over re-reads up to `offset.lag.max` records or more. sparkmirror's writer
 reports a sync around every discontinuity and tags each one with a `SyncLink` saying what lies between it
-and the next (codec.SyncLink), so an offset between two syncs maps exactly. Syncs without a link (written
+and the next (offsets/syncs.py), so an offset between two syncs maps exactly. Syncs without a link (written
 by MM2) are translated the way MM2 does: one past the sync, never beyond, so nothing is skipped.
 
 A committed offset is the position of the first record the consumer has not processed; translations keep
@@ -16,8 +16,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sparkmirror.model import PartitionSummary
-from sparkmirror.offsets.codec import SYNC_END, SYNC_GAP, SYNC_RUN, OffsetSync, SyncLink
+from sparkmirror.offsets.syncs import SYNC_END, SYNC_GAP, SYNC_RUN, OffsetSync, SyncLink
 
 TopicPartition = tuple[str, int]
 
@@ -45,18 +44,6 @@ class Translation:
     @property
     def status(self) -> str:
         return "untranslatable" if self.offset is None else "exact" if self.exact else "at-least-once"
-
-
-def batch_syncs(summary: PartitionSummary) -> list[tuple[OffsetSync, SyncLink]]:
-    """The offset syncs of one written micro-batch partition, each with its link to the next."""
-    out = []
-    last = len(summary.sync_upstream) - 1
-    for i, (up, down) in enumerate(summary.syncs):
-        run = i < len(summary.sync_runs) and summary.sync_runs[i]
-        link = (SyncLink(SYNC_END, summary.next_upstream) if i == last
-                else SyncLink(SYNC_RUN) if run else SyncLink(SYNC_GAP))
-        out.append((OffsetSync(summary.topic, summary.partition, up, down), link))
-    return out
 
 
 class PartitionSyncs:

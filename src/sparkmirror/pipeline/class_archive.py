@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from sparkmirror.embedded import jars
+from sparkmirror import jars
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ def ensure(cache: Path | None = None) -> Path | None:
 
 def _train(out: Path) -> None:
     """Start a session, run a short streaming query through the sink API sparkmirror uses, exit the JVM."""
-    from sparkmirror.pipeline.session import build_spark_session, spark_defaults  # noqa: PLC0415
+    from sparkmirror.pipeline.session import build_spark_session, spark_defaults
 
     options = spark_defaults(class_data_archive=False)["spark.driver.extraJavaOptions"]
     spark = build_spark_session({"spark.driver.extraJavaOptions": f"{options} -XX:ArchiveClassesAtExit={out} "
@@ -91,7 +91,7 @@ def _train(out: Path) -> None:
     while (query.lastProgress is None or query.lastProgress["batchId"] < 3) and time.monotonic() < deadline:
         time.sleep(0.2)
     query.stop()
-    gateway = spark.sparkContext._gateway  # noqa: SLF001 - the JVM must exit for the archive to be written
+    gateway = spark.sparkContext._gateway  # the JVM must exit for the archive to be written
     proc = getattr(gateway, "proc", None)
     spark.stop()
     if proc is not None:  # the gateway JVM exits when its stdin closes; the archive is written on exit

@@ -24,9 +24,9 @@ def root_cause(exc: object) -> str:
     if loss:
         start, end, tp = loss.groups()
         return (f"records {start}..{int(end) - 1} of source partition {tp} are no longer on the source cluster "
-                f"(deleted by retention, or the topic was deleted). sparkmirror does not skip records; "
-                f"if this loss is accepted, remove the flow's checkpoint folder to start again from the "
-                f"earliest records still there")
+                f"(deleted by retention, or the topic was deleted) before they were replicated. The flow's "
+                f"retry continues at the earliest record still there and names the records lost in a warning; "
+                f"to lose none, give the source topic a longer retention than the replication lag")
     causes = [m for m in _EXCEPTION.finditer(text) if m.group(1) not in _WRAPPERS]
     if causes:
         deepest = causes[-1]

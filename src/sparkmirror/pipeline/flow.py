@@ -19,7 +19,7 @@ from pathlib import Path
 
 from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F  # noqa: N812
+from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from sparkmirror.errors import PipelineError
@@ -68,14 +68,6 @@ class WriterSpec:
                            {"source": self.provenance[0], "target": self.provenance[1]}})
 
 
-def summary_from_report(row: Mapping) -> PartitionSummary:
-    return PartitionSummary(
-        topic=row["topic"], partition=int(row["partition"]), remote_topic=row["remote_topic"],
-        records=int(row["records"]), skipped=int(row["skipped"]), bytes=int(row["bytes"]),
-        next_upstream=int(row["next_upstream"]), sync_upstream=tuple(row["sync_upstream"]),
-        sync_downstream=tuple(row["sync_downstream"]), sync_runs=tuple(row["sync_runs"]))
-
-
 class SummaryPump:
     """Drains a query's channel on its own thread and calls `on_batch` with each report, in order.
 
@@ -115,7 +107,7 @@ class SummaryPump:
                 return 0
             started = time.monotonic()
             self._reports += 1
-            self._on_batch(self._reports, [summary_from_report(r) for r in rows], started)
+            self._on_batch(self._reports, [PartitionSummary.from_report(r) for r in rows], started)
             return len(rows)
 
     def close(self, wait_s: float = STOP_WAIT_S) -> None:
@@ -155,7 +147,7 @@ class ReplicationFlow:
         self.trigger = trigger
         self.checkpoint_dir = checkpoint_dir
         self.max_tasks = max_tasks  # micro-batch: tasks per batch
-        jvm = spark.sparkContext._jvm  # noqa: SLF001 - the JVM writer is reached through py4j
+        jvm = spark.sparkContext._jvm  # the JVM writer is reached through py4j
         # Reports during a task bound the writer's memory (a micro-batch may hold a whole backlog) and let
         # positions move before a long task (a Real-Time Mode epoch) ends.
         channel = _jvm_class(jvm, _CHANNEL_CLASS).create(writer.channel, trigger.report_interval_ms)
@@ -173,7 +165,7 @@ class ReplicationFlow:
             # Fewer, longer tasks: whole Kafka partitions are concatenated, never split, so each keeps its order.
             stream = stream.coalesce(self.max_tasks)
         jwriter = _jvm_class(self._jvm, _WRITER_CLASS)(self.writer.to_json())
-        jstream = (stream._jdf.writeStream().queryName(self.name)  # noqa: SLF001 - a JVM ForeachWriter
+        jstream = (stream._jdf.writeStream().queryName(self.name)  # a JVM ForeachWriter
                    .option("checkpointLocation", str(self.checkpoint_dir)).foreach(jwriter))
         triggers = self._jvm.org.apache.spark.sql.streaming.Trigger
         if self.trigger.mode == REAL_TIME:
@@ -190,7 +182,7 @@ class ReplicationFlow:
             raise
 
 
-def _jvm_class(jvm: object, name: str):  # noqa: ANN202 - a py4j JavaClass
+def _jvm_class(jvm: object, name: str):  # a py4j JavaClass
     node = jvm
     for part in name.split("."):
         node = getattr(node, part)

@@ -7,13 +7,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from sparkmirror.errors import ConfigError
+from sparkmirror.policy.delivery import ACKNOWLEDGED_WRITES
 
 # Set by Spark's Kafka source itself (it rejects most of them); MM2's replication consumer also forces
 # byte-array deserializers and no auto commit, and uses no group, so dropping them changes nothing.
 _SPARK_MANAGED = frozenset({
     "auto.offset.reset", "enable.auto.commit", "key.deserializer", "value.deserializer", "group.id",
 })
-_STARTING_OFFSETS = ("earliest", "latest")  # Spark startingOffsets values an auto.offset.reset can name
 
 
 # Spark reads bounded offset ranges, so a broker-side wait for more data never helps a task; with the
@@ -24,16 +24,6 @@ SOURCE_FETCH_MAX_WAIT_MS = "10"
 # wait costs no latency, while 10 ms made every idle partition fetch 100 times a second (measured: 31 CPU s
 # in 27 s at 1 MB/s). Kafka's Java default.
 REAL_TIME_FETCH_MAX_WAIT_MS = "500"
-
-
-def reset_policy(consumer_settings: Mapping[str, str], describe: Callable[[str], str] = str) -> str:
-    """Where a partition with no stored position starts: MM2's replication consumer `auto.offset.reset`
-    (default earliest); `none` cannot start anything, so it is refused with the key named."""
-    reset = consumer_settings.get("auto.offset.reset", "earliest").strip().lower()
-    if reset not in _STARTING_OFFSETS:
-        raise ConfigError([f"{describe('auto.offset.reset')}: '{reset}' cannot start a new flow; use earliest "
-                           f"or latest"])
-    return reset
 
 
 # Spark's Kafka source creates a consumer per partition it reads (kept in a pool of 64 by default). With
@@ -51,12 +41,12 @@ def source_options(consumer_settings: Mapping[str, str], starting_offsets: Mappi
 
     The partitions are assigned, not subscribed, and start at the given offsets: the flow, not Spark,
     decides which partitions it reads and where (its own positions survive topic-set changes, deleted and
-    re-created topics, which a Spark checkpoint does not).
+    re-created topics, which a Spark checkpoint does not). `auto.offset.reset` is not passed on: the flow
+    resolved it at load (FlowConfig.reset_policy) into these starting offsets.
     """
     if "interceptor.classes" in consumer_settings:
         raise ConfigError([f"{describe('interceptor.classes')}: consumer interceptors cannot run in Spark's "
                            f"Kafka source; remove the setting"])
-    reset_policy(consumer_settings, describe)
     opts = {"kafka.fetch.max.wait.ms": REAL_TIME_FETCH_MAX_WAIT_MS if real_time else SOURCE_FETCH_MAX_WAIT_MS,
             **{f"kafka.{k}": v for k, v in SOURCE_CONSUMER_DEFAULTS.items()}}
     opts.update({f"kafka.{k}": v for k, v in consumer_settings.items() if k not in _SPARK_MANAGED})
@@ -98,7 +88,7 @@ def producer_settings(java_settings: Mapping[str, str], max_message_bytes: int |
                            f"records or is not a number; the idempotent producer takes 1 to "
                            f"{_MAX_IN_FLIGHT_WITH_IDEMPOTENCE}"])
     settings = {**PRODUCER_DEFAULTS, **{k: v for k, v in java_settings.items() if k not in _WRITER_MANAGED}}
-    settings.update({"acks": "all", "enable.idempotence": "true"})
+    settings.update(ACKNOWLEDGED_WRITES)
     if max_message_bytes is not None:
         requested = int(settings["batch.size"])
         settings["batch.size"] = str(max(1, min(requested, max_message_bytes - _BATCH_FRAMING_BYTES)))

@@ -11,7 +11,7 @@ from importlib import resources
 from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 
-from sparkmirror.embedded import jars
+from sparkmirror import jars
 from sparkmirror.pipeline import class_archive
 
 logger = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ def default_master(real_time_slots: int = 0) -> str:
 def spark_defaults(real_time_slots: int = 0, class_data_archive: bool = True) -> dict[str, str]:
     """Settings sparkmirror needs; `spark.*` keys of the properties file override them. Without
     `class_data_archive` the driver maps no archive (the JVM that records one must not)."""
-    log_cfg = resources.files("sparkmirror.embedded").joinpath("spark-log4j2.properties")
+    log_cfg = resources.files("sparkmirror.pipeline").joinpath("spark-log4j2.properties")
     archive = class_archive.driver_java_options() if class_data_archive else ""
     driver_options = f"-Dlog4j2.configurationFile={log_cfg} {archive}".strip()
     return {

@@ -4,7 +4,7 @@ silently skipped, and settings it cannot honour stop the flow before it starts."
 from __future__ import annotations
 
 from sparkmirror.config import keys
-from sparkmirror.config.mm2 import FlowConfig
+from sparkmirror.config.model import FlowConfig
 
 
 def not_performed(flow: FlowConfig) -> list[str]:

@@ -1,15 +1,15 @@
-"""FlowRunner: one `source->target` flow: its topics, its Spark query, its read positions, its periodic jobs.
+"""FlowRunner: one `source->target` flow's query: which partitions it reads, from where, and its positions.
 
 The query reads an explicit set of partitions from explicit offsets (the flow's own positions). When the
 set changes (a new topic, new partitions, a deleted or re-created topic, a wider filter), the runner
 finishes the batch in progress, stops the query and starts a new one on the new set: every partition
-continues at its stored position, so other topics see only a short pause and nothing is lost.
+continues at its stored position, so other topics see only a short pause and nothing is lost. The flow's
+other periodic jobs are its control plane's (control/plane.FlowControl).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import threading
 import time
@@ -17,86 +17,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sparkmirror.config import keys
-from sparkmirror.config.mm2 import FlowConfig
+from sparkmirror.config.model import FlowConfig
 from sparkmirror.control import positions as pos
-from sparkmirror.control.topics import TopicPlan, plan_topics
-from sparkmirror.errors import AdminOperationError, PipelineError, SparkmirrorError
-from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.clients import librdkafka_settings
-from sparkmirror.kafka.internal_log import InternalTopicWriter
-from sparkmirror.kafka.records import has_records_between
-from sparkmirror.model import NewTopicSpec, PartitionSummary
-from sparkmirror.offsets.codec import (
-    SYNC_LINK_HEADER,
-    Heartbeat,
-    encode_heartbeat,
-    encode_offset_sync,
-    encode_sync_link,
-)
-from sparkmirror.offsets.translation import batch_syncs
+from sparkmirror.control.plane import FlowControl
+from sparkmirror.control.ports import Clients, TopicAdmin
+from sparkmirror.control.topic_sync import apply_plan, observe_plan
+from sparkmirror.control.topics import TopicPlan
+from sparkmirror.errors import SparkmirrorError
+from sparkmirror.model import PartitionSummary
 from sparkmirror.pipeline import options
-from sparkmirror.policy.filters import ConfigPropertyFilter, TopicFilter
-from sparkmirror.policy.replication import ReplicationPolicy, policy_for
-from sparkmirror.runtime.checkpointer import Checkpointer
-from sparkmirror.runtime.config_sync import sync_topic_configs
+from sparkmirror.runtime.engine import Engine, Query, QueryRequest
 from sparkmirror.runtime.progress import FlowProgress
 from sparkmirror.runtime.state import POSITIONS_FILE, read_positions, write_positions
+from sparkmirror.runtime.status import FlowStatus
 
 logger = logging.getLogger(__name__)
-
-_COMPACT = {"cleanup.policy": "compact"}
-
-
-def flow_policy(flow: FlowConfig) -> ReplicationPolicy:
-    return policy_for(flow.replication_policy, flow.separator, flow.internal_topic_separator_enabled,
-                      source_alias=flow.source)
-
-
-def offset_syncs_topic(flow: FlowConfig) -> str:
-    """MM2's MirrorSourceConfig.offsetSyncsTopic: named after the cluster it does not live on."""
-    other = flow.target if flow.offset_syncs_topic_location == "source" else flow.source
-    return flow_policy(flow).offset_syncs_topic(other)
-
-
-def observe_plan(flow: FlowConfig, source: ClusterAdmin, target: ClusterAdmin) -> TopicPlan:
-    """What a flow replicates and what the target needs first; reads both clusters, changes nothing."""
-    source_topics, target_topics = source.topic_partitions(), target.topic_partitions()
-
-    def plan(configs: dict | None = None) -> TopicPlan:
-        return plan_topics(source_topics, target_topics, TopicFilter(flow.topics, flow.topics_exclude),
-                           flow_policy(flow), target_alias=flow.target, source_alias=flow.source,
-                           replication_factor=flow.replication_factor, source_configs=configs,
-                           config_filter=config_filter(flow),
-                           heartbeats_replication_enabled=flow.heartbeats_replication_enabled)
-
-    first = plan()
-    created = {spec.name for spec in first.create}
-    new_sources = [s for s, r in first.remote_topics.items() if r in created]
-    return plan(source.topic_configs(new_sources)) if new_sources else first
-
-
-def _settings(settings) -> dict[str, str]:  # noqa: ANN001 - config.mm2.ClientSettings
-    """librdkafka connection settings of one cluster side (admin settings carry the security props)."""
-    return librdkafka_settings(settings, "admin", settings.origin)
-
-
-def config_filter(flow: FlowConfig) -> ConfigPropertyFilter:
-    return ConfigPropertyFilter(flow.config_properties_exclude, flow.use_defaults_from)
-
-
-def apply_plan(flow: FlowConfig, target: ClusterAdmin, plan: TopicPlan) -> None:
-    """Create missing remote topics (and grow short ones) before any record is written to them."""
-    failures = {**target.create_topics(list(plan.create)), **target.create_partitions(dict(plan.add_partitions))}
-    errors = [e for e in failures.values() if e is not None]
-    if errors:
-        raise errors[0] if len(errors) == 1 else AdminOperationError(
-            flow.target, "prepare remote topics", "; ".join(str(e) for e in errors))
-    for spec in plan.create:
-        logger.info("flow %s created remote topic %s partitions=%d configs=%s", flow.name, spec.name,
-                    spec.partitions, dict(spec.configs))
-    for name, total in plan.add_partitions.items():
-        logger.info("flow %s grew remote topic %s to %d partitions", flow.name, name, total)
 
 
 @dataclass(frozen=True)
@@ -109,49 +44,51 @@ class Restart:
 
 
 class FlowRunner:
-    """Runs one flow. Every method is called from the supervisor's thread except `_on_batch` (the summary
-    pump's)."""
+    """Runs one flow. Every method is called from the supervisor's thread except `_on_batch` (the report
+    thread's); `status()` may be called from any thread."""
 
-    def __init__(self, flow: FlowConfig, source: ClusterAdmin, target: ClusterAdmin, state_dir: Path,
-                 spark: Callable[[], object], until_caught_up: bool = False,
+    def __init__(self, flow: FlowConfig, source: TopicAdmin, target: TopicAdmin, state_dir: Path,
+                 engine: Engine, clients: Clients, until_caught_up: bool = False,
                  slots_in_use: Callable[[FlowRunner], int] = lambda _runner: 0) -> None:
-        self.flow = flow
         self.source = source
         self.target = target
         self.dir = state_dir
-        self._spark = spark
+        self._engine = engine
+        self._clients = clients
         self.until_caught_up = until_caught_up
         self.slots_in_use = slots_in_use  # Real-Time Mode task slots held by the process's other flows
+        self.control = FlowControl(flow, source, target, clients,
+                                   lambda: dict(self.plan.remote_topics) if self.plan is not None else {})
+        self._flow = flow
         self.progress = FlowProgress(flow.name)
         self.plan: TopicPlan | None = None
         self.assignment: dict[str, int] = {}  # source topic -> partitions the running query reads
         self.topic_ids: dict[str, str | None] = {}
-        self.query: object | None = None
+        self.query: Query | None = None
         self.failure: str | None = None
         self.restarts: list[Restart] = []
-        self._pump = None
         self._catch_up: dict[tuple[str, int], int] = {}
         self._last_report = 0.0  # time.monotonic() of the last report handed to _on_batch
         self._started_at = 0.0  # time.monotonic() when the running query started
         self._generation = 0
         self._idle_logged = False
         self._stopped = False  # set by stop(): nothing may start a query afterwards
-        self._lock = threading.Lock()  # positions: written by Spark's callback thread, read at restarts
-        self._positions: dict[str, pos.TopicPosition] | None = self._load_positions()
-        self._syncs_writer: InternalTopicWriter | None = None
-        self._heartbeats_writer: InternalTopicWriter | None = None
-        self.checkpointer: Checkpointer | None = None
+        self._lock = threading.Lock()  # positions: written by the report thread, read at restarts and status
+        self._positions: dict[str, pos.TopicPosition] | None = read_positions(self._positions_file)
 
-    # -- state on disk -------------------------------------------------------------------------------
+    @property
+    def flow(self) -> FlowConfig:
+        return self._flow
+
+    @flow.setter
+    def flow(self, flow: FlowConfig) -> None:
+        """A live configuration change (filters, schedules): the query and the control jobs read it anew."""
+        self._flow = flow
+        self.control.flow = flow
+
     @property
     def _positions_file(self) -> Path:
         return self.dir / POSITIONS_FILE
-
-    def _load_positions(self) -> dict[str, pos.TopicPosition] | None:
-        return read_positions(self._positions_file)  # a StateError naming the file and the fix
-
-    def _save_positions(self, positions: dict[str, pos.TopicPosition]) -> None:
-        write_positions(self._positions_file, positions)  # atomic: fsync, then os.replace
 
     # -- lifecycle -----------------------------------------------------------------------------------
     @property
@@ -159,9 +96,8 @@ class FlowRunner:
         return self.query is not None and self.failure is None
 
     def start(self) -> None:
-        """Create the flow's internal topics, then its remote topics, then start replicating."""
-        self._create_internal_topics()
-        self._ensure_checkpointer()  # before the query: a flow that cannot checkpoint does not start
+        """Create the flow's internal topics and control clients, then its remote topics, then replicate."""
+        self.control.start()  # before the query: a flow that cannot checkpoint does not start
         self.refresh()
 
     def retry(self) -> None:
@@ -169,47 +105,6 @@ class FlowRunner:
         self.failure = None
         self.progress.record_retry()
         self.start()  # every step is idempotent: topics that exist, clients that exist, the same positions
-
-    def _ensure_checkpointer(self) -> Checkpointer | None:
-        """The flow's checkpointer, created when checkpoints are on (at start, or by a live config change)."""
-        if self.checkpointer is None and self.flow.emit_checkpoints.enabled and self.flow.emit_offset_syncs_enabled:
-            checkpointer = self._checkpointer()
-            checkpointer.start()
-            self.checkpointer = checkpointer
-        return self.checkpointer
-
-    def _checkpointer(self) -> Checkpointer:
-        flow = self.flow
-        syncs_admin = self.source if flow.offset_syncs_topic_location == "source" else self.target
-        syncs_side = flow.source_admin if syncs_admin is self.source else flow.target_admin
-        return Checkpointer(
-            flow, (syncs_admin.alias, _settings(syncs_side)), offset_syncs_topic(flow),
-            (flow.source, _settings(flow.source_admin)), (flow.target, _settings(flow.target_admin)),
-            flow_policy(flow).checkpoints_topic(flow.source),
-            lambda: dict(self.plan.remote_topics) if self.plan is not None else {},
-            lambda spec, rf_key: self._create(self.target, spec, rf_key))
-
-    def _create_internal_topics(self) -> None:
-        flow, policy = self.flow, flow_policy(self.flow)
-        if flow.emit_offset_syncs_enabled:
-            admin = self.source if flow.offset_syncs_topic_location == "source" else self.target
-            self._create(admin, NewTopicSpec(offset_syncs_topic(flow), 1,
-                                             flow.offset_syncs_topic_replication_factor, _COMPACT),
-                         keys.OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR)
-            alias = admin.alias
-            self._syncs_writer = self._syncs_writer or InternalTopicWriter(alias, librdkafka_settings(
-                flow.offset_syncs_producer, "producer", flow.offset_syncs_producer.origin))
-        if flow.emit_heartbeats.enabled:
-            self._create(self.target, NewTopicSpec(policy.heartbeats_topic(), 1,
-                                                   flow.heartbeats_topic_replication_factor, _COMPACT),
-                         keys.HEARTBEATS_TOPIC_REPLICATION_FACTOR)
-            self._heartbeats_writer = self._heartbeats_writer or InternalTopicWriter(flow.target, librdkafka_settings(
-                flow.heartbeats_producer, "producer", flow.heartbeats_producer.origin))
-
-    def _create(self, admin: ClusterAdmin, spec: NewTopicSpec, rf_key: str) -> None:
-        error = admin.create_topics([spec], replication_factor_key=rf_key).get(spec.name)
-        if error is not None:
-            raise error
 
     def refresh(self) -> bool:
         """Re-read the source's topics; on any change of the replicated partition set, restart the query.
@@ -247,11 +142,10 @@ class FlowRunner:
             return
         stopped = time.monotonic()
         watermarks = self.source.watermarks_of(wanted)
-        reset = options.reset_policy(self.flow.source_consumer, self.flow.source_consumer.origin)
         with self._lock:
-            start = pos.plan_start(wanted, ids, watermarks, self._positions, reset, self.flow.name)
+            start = pos.plan_start(wanted, ids, watermarks, self._positions, self.flow.reset_policy, self.flow.name)
             positions = {**(self._positions or {}), **start.positions(ids)}
-            self._save_positions(positions)
+            write_positions(self._positions_file, positions)  # atomic: fsync, then os.replace
             self._positions = positions
         for line in start.warnings:
             logger.warning("%s", line)
@@ -263,7 +157,7 @@ class FlowRunner:
         self._last_report = time.monotonic()
         if self._stopped:  # stopped from another thread (a bounded stop) while this restart read the clusters
             return
-        self.query = self._replication(start.offsets).start(until_caught_up=self.until_caught_up)
+        self.query = self._engine.start_query(self._request(start.offsets))
         self._started_at = time.monotonic()
         restart = Restart(reason, stopped - began, time.monotonic() - stopped)
         self.restarts.append(restart)
@@ -271,40 +165,19 @@ class FlowRunner:
                     len(wanted), reason, ", ".join(f"{s}->{self.plan.remote_topics[s]}" for s in sorted(wanted)),
                     restart.stopped_s, restart.started_s)
 
-    def _replication(self, offsets):  # noqa: ANN001, ANN202 - pyspark types stay lazy
-        from sparkmirror.pipeline.flow import ReplicationFlow, WriterSpec  # noqa: PLC0415 - pyspark when needed
-
-        flow = self.flow
+    def _request(self, offsets: dict[str, dict[int, int]]) -> QueryRequest:
+        assert self.plan is not None
         remote = {s: self.plan.remote_topics[s] for s in offsets}
-        trigger = self.trigger()
-        spark = self._spark()
-        if trigger.mode == options.REAL_TIME:
-            partitions = sum(len(parts) for parts in offsets.values())
-            slots = int(spark.sparkContext.defaultParallelism)
-            problem = options.real_time_slots_problem(flow.name, partitions, slots - self.slots_in_use(self),
-                                                      spark.sparkContext.master)
-            if problem:
-                raise PipelineError(problem)
         limits = self.target.topic_config_values(sorted(remote.values()), "max.message.bytes")
-        producer = options.producer_settings(dict(flow.target_producer),
-                                             min((int(v) for v in limits.values()), default=None),
-                                             flow.target_producer.origin)
-        source_opts = options.source_options(flow.source_consumer, offsets, flow.max_offsets_per_trigger,
-                                             flow.source_consumer.origin, trigger.mode == options.REAL_TIME)
         self._generation += 1
         checkpoints = self.dir / "checkpoints"
         shutil.rmtree(checkpoints, ignore_errors=True)  # positions live in positions.json, not here
         checkpoint = checkpoints / str(self._generation)
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
-        tasks = flow.tasks_max or os.cpu_count() or 1
-        writer = WriterSpec(f"{flow.name}#{id(self)}#{self._generation}", flow.target, producer, remote,
-                            (flow.source, flow.target) if flow.provenance_enabled else None, producer_slots=tasks,
-                            source_admin=dict(flow.source_admin),
-                            source_topic_ids={t: i for t, i in self.topic_ids.items() if t in remote and i})
-        replication = ReplicationFlow(spark, flow.name, source_opts, writer, checkpoint, self._on_batch, trigger,
-                                      max_tasks=tasks)
-        self._pump = replication.pump
-        return replication
+        return QueryRequest(self.flow, offsets, remote, {t: i for t, i in self.topic_ids.items() if t in remote and i},
+                            min((int(v) for v in limits.values()), default=None), checkpoint,
+                            f"{self.flow.name}#{id(self)}#{self._generation}", self._on_batch, self.until_caught_up,
+                            self.slots_in_use(self))
 
     def trigger(self) -> options.TriggerSpec:
         flow = self.flow
@@ -323,14 +196,9 @@ class FlowRunner:
 
     def _stop_query(self) -> None:
         """Stop the writers between records (what they wrote is reported, its positions saved), then the query."""
-        if self._pump is not None:
-            self._pump.close()
-            self._pump = None
         if self.query is not None:
-            from sparkmirror.pipeline.session import stop_quietly  # noqa: PLC0415
-
-            stop_quietly(self.query, f"flow {self.flow.name}")
-            self.query = None
+            query, self.query = self.query, None
+            query.stop()
 
     def stop(self) -> None:
         self.stop_replication()
@@ -343,19 +211,7 @@ class FlowRunner:
 
     def close_clients(self) -> None:
         """Flush and close the control-plane clients (offset syncs, heartbeats, checkpoints)."""
-        for writer in (self._syncs_writer, self._heartbeats_writer, self.checkpointer):
-            if writer is not None:
-                writer.close()
-
-    def emit_checkpoints(self) -> None:
-        checkpointer = self._ensure_checkpointer()
-        if checkpointer is not None:
-            checkpointer.emit()
-
-    def sync_group_offsets(self) -> None:
-        checkpointer = self._ensure_checkpointer()
-        if checkpointer is not None:
-            checkpointer.sync_group_offsets()
+        self.control.close()
 
     def _real_time_caught_up(self) -> bool:
         """A Real-Time Mode query never ends by itself: with until_caught_up it is stopped once every
@@ -371,10 +227,10 @@ class FlowRunner:
             return True
         if time.monotonic() - self._last_report < 2 * self.flow.report_interval_ms / 1000:
             return False
-        settings = librdkafka_settings(self.flow.source_consumer, "consumer", self.flow.source_consumer.origin)
-        return not any(has_records_between(settings, t, p, start, end) for t, p, start, end in behind)
+        settings = self.flow.source_consumer.rdkafka
+        return not any(self._clients.has_records(settings, t, p, start, end) for t, p, start, end in behind)
 
-    # -- the summary pump's callback -------------------------------------------------------------------
+    # -- the report thread's callback ------------------------------------------------------------------
     def _on_batch(self, batch_id: int, summaries: list[PartitionSummary], started: float) -> None:
         self._last_report = started
         self.progress.record(batch_id, summaries, started)
@@ -383,48 +239,20 @@ class FlowRunner:
         # Syncs first: after a crash between the two, the batch is replicated again and its newer syncs
         # supersede these (translation keeps the newer mapping), whereas positions saved without syncs
         # would leave records on the target that no sync accounts for.
-        if self._syncs_writer is not None:
-            self._write_offset_syncs(summaries)
+        self.control.write_offset_syncs(summaries)
         with self._lock:
             self._positions = pos.advance(self._positions or {}, summaries)
-            self._save_positions(self._positions)
+            write_positions(self._positions_file, self._positions)
         logger.info("flow %s batch %d: %d records, %d skipped, %d bytes, %d partitions, %.2f s", self.flow.name,
                     batch_id, sum(s.records for s in summaries), sum(s.skipped for s in summaries),
                     sum(s.bytes for s in summaries), len(summaries), time.monotonic() - started)
-
-    def _write_offset_syncs(self, summaries: list[PartitionSummary]) -> None:
-        """Every pair the writer reported is exact; MM2's sync topic keys them by source topic-partition, and
-        our header says what lies between one and the next (see offsets/codec.SyncLink)."""
-        topic = offset_syncs_topic(self.flow)
-        records = [(*encode_offset_sync(sync), [(SYNC_LINK_HEADER, encode_sync_link(link))])
-                   for s in summaries for sync, link in batch_syncs(s)]
-        self._syncs_writer.write(topic, records)  # type: ignore[union-attr]
-
-    # -- periodic jobs ---------------------------------------------------------------------------------
-    def emit_heartbeat(self) -> None:
-        if self._heartbeats_writer is not None:
-            beat = Heartbeat(self.flow.source, self.flow.target, int(time.time() * 1000))
-            self._heartbeats_writer.write(flow_policy(self.flow).heartbeats_topic(), [encode_heartbeat(beat)])
-
-    def sync_configs(self) -> None:
-        if self.plan is None or not self.plan.remote_topics:
-            return
-        applied = sync_topic_configs(self.source, self.target, self.plan.remote_topics, config_filter(self.flow))
-        for topic, changes in applied.items():
-            logger.info("flow %s synced configs of %s: %s", self.flow.name, topic,
-                        ", ".join(f"{c.op} {c.name}" + (f"={c.value}" if c.value is not None else "")
-                                  for c in changes))
 
     def check(self) -> bool:
         """True while the query is active. A failed query caused by a topic-set change (a topic deleted
         under it) is restarted on the new set; any other failure marks the flow failed."""
         if self.query is None:
             return False
-        from sparkmirror.pipeline.flow import query_status  # noqa: PLC0415
-
-        active, failure = query_status(self.query)
-        if failure is None and self._pump is not None:
-            failure = self._pump.error  # offset syncs or positions could not be written
+        active, failure = self.query.status()
         if failure is None and active and self.until_caught_up and self._real_time_caught_up():
             self._stop_query()
             return False
@@ -444,6 +272,19 @@ class FlowRunner:
         self.failure = failure
         self._stop_query()
         return False
+
+    # -- what the flow is doing, for the CLI, logs and metrics -----------------------------------------
+    def status(self) -> FlowStatus:
+        """An immutable snapshot; safe from any thread (positions under their lock, the rest are replaced
+        whole, never mutated in place)."""
+        with self._lock:
+            positions = {(t, p): o for t, tp in (self._positions or {}).items() for p, o in tp.next_offsets.items()
+                         if t in self.assignment}
+        failure, query, assignment, restarts = self.failure, self.query, dict(self.assignment), list(self.restarts)
+        state = ("stopped" if self._stopped else "failed" if failure is not None
+                 else "running" if query is not None else "idle")
+        return FlowStatus(self.flow.name, state, failure, assignment, positions, self.progress.snapshot(),
+                          len(restarts), restarts[-1].reason if restarts else None)
 
 
 def _describe_change(before: dict[str, int], after: dict[str, int], recreated: list[str]) -> str:

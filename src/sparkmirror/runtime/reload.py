@@ -10,22 +10,17 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import signal
 import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 from sparkmirror.config.diff import ConfigDiff, describe_diff, diff_configs
 from sparkmirror.config.mm2 import MirrorMakerConfig, load_config
 from sparkmirror.errors import ConfigError
 
 logger = logging.getLogger(__name__)
-
-SignalHandler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
-
 
 UNREADABLE = "unreadable"  # the watcher's content state of a file that is gone, unreadable or not a file
 
@@ -56,8 +51,9 @@ class ConfigWatcher:
     counts again. New content counts once two polls in a row see it, so a change is noticed within two
     `poll_s`, and a file caught mid-write or briefly missing (an editor replacing it) does not count. Only
     the properties file itself is watched, not files it references through `${file:...}` providers;
-    `trigger()` (SIGHUP) re-reads those too. The baseline is the content at construction. `on_change`
-    never raises out of the thread: its exceptions are logged and the watcher keeps going.
+    SIGHUP (the supervisor's `request_reload`) re-reads those too. The baseline is the content at
+    construction. `on_change` never raises out of the thread: its exceptions are logged and the watcher
+    keeps going.
     """
 
     def __init__(self, path: Path, on_change: Callable[[], None], poll_s: float = 1.0) -> None:
@@ -68,8 +64,6 @@ class ConfigWatcher:
         self._pending: str | None = None  # content seen once, not yet twice
         self._stop = threading.Event()
         self._wake = threading.Event()
-        self._lock = threading.Lock()
-        self._forced = False
         self._checks = 0
         self._thread: threading.Thread | None = None
 
@@ -94,56 +88,28 @@ class ConfigWatcher:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout_s)
 
-    def trigger(self) -> None:
-        """Ask the watcher thread to check now and call `on_change` even if the bytes did not change.
-
-        Returns at once, so it is safe in a signal handler; the callback runs on the watcher thread.
-        """
-        with self._lock:
-            self._forced = True
-        self._wake.set()
-
     def _run(self) -> None:
         while not self._stop.is_set():
             self._wake.wait(self._poll_s)
             self._wake.clear()
             if self._stop.is_set():
                 return
-            with self._lock:
-                forced, self._forced = self._forced, False
-            self._check(forced)
+            self._check()
             self._checks += 1
 
-    def _check(self, forced: bool) -> None:
+    def _check(self) -> None:
         digest = _digest(self.path)
         changed = digest != self._digest and digest == self._pending
         self._pending = digest if digest != self._digest else None
-        if not (changed or forced):
+        if not changed:
             return
         self._digest, self._pending = digest, None
-        reason = "reload requested" if not changed else (
-            "the file is gone or cannot be read" if digest == UNREADABLE else "content changed")
+        reason = "the file is gone or cannot be read" if digest == UNREADABLE else "content changed"
         logger.info("configuration %s: %s, reloading", self.path, reason)
         try:
             self._on_change()
         except Exception:  # the thread must survive any callback failure, as a scheduler task would
             logger.exception("configuration %s: reload callback failed; still watching", self.path)
-
-
-def install_sighup(callback: Callable[[], None]) -> SignalHandler:
-    """Make SIGHUP call `callback` (keep it quick, e.g. ConfigWatcher.trigger); returns the previous handler.
-
-    Python only installs signal handlers from the main thread, and some platforms have no SIGHUP: then
-    nothing is installed and None is returned.
-    """
-    sighup = getattr(signal, "SIGHUP", None)
-    if sighup is None or threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handle(signum: int, frame: FrameType | None) -> None:
-        callback()
-
-    return signal.signal(sighup, handle)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +166,7 @@ class Reloader:
                 diff = diff_configs(self._current, new, self._target_clusters)
             except ConfigError as exc:
                 return self._reject(tuple(exc.problems))
-            except Exception as exc:  # noqa: BLE001 - a loader bug must not stop the running flows either
+            except Exception as exc:  # a loader bug must not stop the running flows either
                 logger.debug("configuration %s: loading failed", self.path, exc_info=True)
                 return self._reject((f"cannot load {self.path}: {type(exc).__name__}: {exc}",))
             old, self._current = self._current, new  # also when empty: later diffs compare with the file

@@ -42,9 +42,6 @@ class Scheduler:
         for name in [n for n in self._jobs if n.startswith(prefix)]:
             del self._jobs[name]
 
-    def names(self) -> list[str]:
-        return sorted(self._jobs)
-
     def run_due(self, should_stop: Callable[[], bool] = lambda: False) -> None:
         for job in list(self._jobs.values()):
             if should_stop():

@@ -11,25 +11,31 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from sparkmirror.config.mm2 import ClientSettings, FlowConfig, MirrorMakerConfig
+from sparkmirror.config.client_settings import ClientSettings
+from sparkmirror.config.mm2 import MirrorMakerConfig
+from sparkmirror.config.model import FlowConfig
+from sparkmirror.control.ports import Clients, TopicAdmin
+from sparkmirror.control.topic_sync import observe_plan
 from sparkmirror.control.topics import TopicPlan
 from sparkmirror.errors import PipelineError
-from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.kafka.clients import librdkafka_settings
 from sparkmirror.pipeline import options
-from sparkmirror.runtime.flow_runner import FlowRunner, observe_plan
+from sparkmirror.runtime.engine import Engine
+from sparkmirror.runtime.flow_runner import FlowRunner
 from sparkmirror.runtime.scheduler import Scheduler, backoff_s
 from sparkmirror.runtime.state import check_state_dir
+from sparkmirror.runtime.status import Status
 from sparkmirror.runtime.stopping import DEFAULT_STOP_TIMEOUT_S, StopDeadline
 
 logger = logging.getLogger(__name__)
 
 RETRY_FIRST_S = 5.0
 RETRY_MAX_S = 300.0
+STATUS_LOG_INTERVAL_S = 60.0
 
 
 class Supervisor:
@@ -37,79 +43,58 @@ class Supervisor:
 
     With `config_path`, the file is watched (and SIGHUP handled by the CLI through `request_reload`): a
     valid new version is applied flow by flow, an invalid one is logged and the running config stays.
+    `clients` (the Kafka clients of the control plane) and `engine` (Spark) are handed in by tests; by
+    default they are the real ones.
     """
 
     def __init__(self, config: MirrorMakerConfig, state_dir: Path,
                  target_clusters: tuple[str, ...] | None = None, until_caught_up: bool = False,
-                 config_path: Path | None = None, check_state: bool = True) -> None:
+                 config_path: Path | None = None, check_state: bool = True, clients: Clients | None = None,
+                 engine: Engine | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config
         self.state_dir = Path(state_dir)
         self.target_clusters = target_clusters
         self.until_caught_up = until_caught_up
         self.config_path = config_path
-        self._admins: dict[tuple, ClusterAdmin] = {}
+        if clients is None:
+            from sparkmirror.runtime.clients import KafkaClients
+
+            clients = KafkaClients()
+        if engine is None:
+            from sparkmirror.runtime.engine import SparkEngine
+
+            engine = SparkEngine(config.spark)
+        self.clients = clients
+        self.engine = engine
         if check_state:  # before any client: a state dir that cannot keep positions must stop us first
             check_state_dir(self.state_dir, [self._flow_dir(f) for f in config.enabled_flows(target_clusters)])
         self.flows: dict[str, FlowRunner] = {f.name: self._runner(f) for f in config.enabled_flows(target_clusters)}
-        self.scheduler = Scheduler()
+        self.scheduler = Scheduler(clock)
         self._stop = threading.Event()
         self._reload_requested = threading.Event()
-        self._spark = None
-        self._spark_starting: Future | None = None
         self._watcher = None
         self._reloader = None
         self._failures_in_a_row: dict[str, int] = {}  # flow name -> failed starts/runs since it last ran well
         self._phase = "starting"  # what the control loop is doing, for a stop that has to abandon it
 
-    # -- clients -------------------------------------------------------------------------------------
-    def admin(self, alias: str, settings: ClientSettings) -> ClusterAdmin:
+    # -- clients ---------------------------------------------------------------------------------------
+    def admin(self, alias: str, settings: ClientSettings) -> TopicAdmin:
         """An admin client for a cluster; MM2 resolves admin settings per flow and side, so one per settings."""
-        cache_key = (alias, tuple(sorted(settings.items())))
-        if cache_key not in self._admins:
-            self._admins[cache_key] = ClusterAdmin(alias, librdkafka_settings(settings, "admin", settings.origin))
-        return self._admins[cache_key]
+        return self.clients.admin(alias, settings.rdkafka)
 
-    def _flow_admins(self, flow: FlowConfig) -> tuple[ClusterAdmin, ClusterAdmin]:
+    def _flow_admins(self, flow: FlowConfig) -> tuple[TopicAdmin, TopicAdmin]:
         return self.admin(flow.source, flow.source_admin), self.admin(flow.target, flow.target_admin)
 
     def _runner(self, flow: FlowConfig) -> FlowRunner:
         source, target = self._flow_admins(flow)
-        return FlowRunner(flow, source, target, self._flow_dir(flow),
-                          self._spark_session, self.until_caught_up, self._real_time_slots_in_use)
+        return FlowRunner(flow, source, target, self._flow_dir(flow), self.engine, self.clients,
+                          self.until_caught_up, self._real_time_slots_in_use)
 
     def _flow_dir(self, flow: FlowConfig) -> Path:
         return self.state_dir / "flows" / _safe(f"{flow.source}-to-{flow.target}")
 
     def _real_time_slots_in_use(self, asking: FlowRunner) -> int:
         return sum(r.real_time_partitions for r in self.flows.values() if r is not asking)
-
-    def _spark_session(self):  # noqa: ANN202 - pyspark type, lazy
-        if self._spark is None:
-            if self._spark_starting is None:
-                self._start_spark_session()
-            assert self._spark_starting is not None
-            try:
-                self._spark = self._spark_starting.result()
-            except Exception:
-                self._spark_starting = None  # the next flow to start tries again, as before
-                raise
-        return self._spark
-
-    def _start_spark_session(self) -> None:
-        """Build the Spark session on a thread of its own: its JVM starts while the flows create their
-        internal and remote topics, which need no Spark (about a second less before the first record)."""
-        from sparkmirror.pipeline.session import build_spark_session  # noqa: PLC0415
-
-        future: Future = Future()
-
-        def build() -> None:
-            try:
-                future.set_result(build_spark_session(self.config.spark, self._real_time_slots_wanted()))
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the session
-                future.set_exception(exc)
-
-        self._spark_starting = future
-        threading.Thread(target=build, name="spark-session", daemon=True).start()
 
     def _real_time_slots_wanted(self) -> int:
         """Source partitions of the Real-Time Mode flows now: each needs a task slot of its own."""
@@ -138,7 +123,7 @@ class Supervisor:
         self._phase = "checking the clusters"
         self.check_clusters()
         if self.flows:
-            self._start_spark_session()
+            self.engine.prepare(self._real_time_slots_wanted)
         alone = len(self.flows) == 1
         errors = [e for e in (self._start_runner(r, raise_error=alone) for r in list(self.flows.values()))
                   if e is not None]
@@ -146,6 +131,8 @@ class Supervisor:
             raise errors[0]  # nothing would run: the first cause is the process's error
         if self.config_path is not None and not self.until_caught_up:
             self._watch(self.config_path)
+        if not self.until_caught_up:
+            self.scheduler.every("log status", STATUS_LOG_INTERVAL_S, self._log_status)
 
     def _start_runner(self, runner: FlowRunner, raise_error: bool = False) -> Exception | None:
         """Start one flow and its jobs; a failure is the flow's (logged, returned), not the process's,
@@ -155,7 +142,7 @@ class Supervisor:
         self._phase = f"starting flow {runner.flow.name}"
         try:
             runner.start()
-        except Exception as exc:  # noqa: BLE001 - one flow's failure must not stop the others
+        except Exception as exc:  # one flow's failure must not stop the others
             if raise_error:
                 raise
             runner.failure = str(exc)
@@ -194,16 +181,14 @@ class Supervisor:
         self._schedule(runner)
 
     def _schedule(self, runner: FlowRunner) -> None:
-        flow, name = runner.flow, runner.flow.name
-        jobs = [(flow.refresh_topics, "refresh topics", runner.refresh),
-                (flow.sync_topic_configs, "sync topic configs", runner.sync_configs),
-                (flow.emit_heartbeats, "emit heartbeats", runner.emit_heartbeat),
-                (flow.emit_checkpoints, "emit checkpoints", runner.emit_checkpoints),
-                (flow.sync_group_offsets, "sync group offsets", runner.sync_group_offsets)]
+        """The flow's jobs: its query's topic refresh, then its control plane's (control/plane.FlowControl)."""
+        name = runner.flow.name
         self.scheduler.cancel(f"{name}: ")
-        for schedule, job, run in jobs:
-            if schedule.enabled:
-                self.scheduler.every(f"{name}: {job}", schedule.interval_s, run)
+        if runner.flow.refresh_topics.enabled:
+            self.scheduler.every(f"{name}: refresh topics", runner.flow.refresh_topics.interval_s, runner.refresh)
+        for job in runner.control.jobs():
+            if job.schedule.enabled:
+                self.scheduler.every(f"{name}: {job.name}", job.schedule.interval_s, job.run)
 
     def wait(self, poll_s: float = 0.5) -> None:
         """Block until stop() or, with until_caught_up, until every query finished.
@@ -248,20 +233,29 @@ class Supervisor:
             raise PipelineError(f"flow {first.flow.name} failed: {first.failure}")
         return active
 
+    # -- status ----------------------------------------------------------------------------------------
+    def status(self) -> Status:
+        """A snapshot of every flow; safe from any thread."""
+        return Status(tuple(runner.status() for runner in list(self.flows.values())))
+
+    def _log_status(self) -> None:
+        for line in self.status().lines():
+            logger.info("%s", line)
+
     # -- hot reload ------------------------------------------------------------------------------------
     def request_reload(self) -> None:
         """Re-read the properties file at the next turn of the loop (SIGHUP, or the file watcher)."""
         self._reload_requested.set()
 
     def _watch(self, path: Path) -> None:
-        from sparkmirror.runtime.reload import ConfigWatcher, Reloader  # noqa: PLC0415
+        from sparkmirror.runtime.reload import ConfigWatcher, Reloader
 
         self._reloader = Reloader(path, self.config, self.target_clusters)
         self._watcher = ConfigWatcher(path, self.request_reload)
         self._watcher.start()
 
     def _apply_reload(self) -> None:
-        from sparkmirror.runtime.reload import Accepted  # noqa: PLC0415
+        from sparkmirror.runtime.reload import Accepted
 
         if self._reloader is None:
             return
@@ -277,7 +271,7 @@ class Supervisor:
         except Exception as exc:  # noqa: BLE001 - the flows already running must keep running
             logger.error("applying the new configuration failed: %s", exc)
 
-    def _apply_diff(self, diff, new_flows: dict[str, FlowConfig]) -> None:  # noqa: ANN001 - config.diff.ConfigDiff
+    def _apply_diff(self, diff, new_flows: dict[str, FlowConfig]) -> None:  # config.diff.ConfigDiff
         for name in diff.removed:
             logger.info("flow %s removed by the new configuration; stopping it", name)
             self.scheduler.cancel(f"{name}: ")
@@ -366,25 +360,15 @@ class Supervisor:
         if idle:
             for runner in runners:
                 deadline.run(f"close the clients of flow {runner.flow.name}", runner.close_clients)
-        deadline.run("stop the Spark session", self._stop_spark_session)
+        deadline.run("stop the Spark session", self.engine.stop)
+        for line in self.status().lines():
+            logger.info("at stop: %s", line)
         return deadline.abandoned
 
     @property
     def _activity(self) -> str:
         job = self.scheduler.running
         return f"in job '{job}'" if job else self._phase
-
-    def _stop_spark_session(self) -> None:
-        if self._spark is None and self._spark_starting is not None:
-            try:  # a session still starting is stopped too, not left to the interpreter's exit
-                self._spark = self._spark_starting.result()
-            except Exception as exc:  # noqa: BLE001 - no session to stop; its error was the flows' to report
-                logger.debug("Spark session did not start: %s", exc)
-        if self._spark is not None:
-            from sparkmirror.pipeline.session import stop_quietly  # noqa: PLC0415
-
-            stop_quietly(self._spark, "Spark session")
-            self._spark = None
 
 
 def _safe(name: str) -> str:

@@ -90,3 +90,31 @@ def test_validate_reads_the_trust_and_key_stores_librdkafka_will_need():
     assert "cloud.admin.ssl.keystore.location (ssl_sasl.properties:21): cannot read /etc/kafka/cloud-admin.pem" \
            in result.stderr
     assert "trust-pass" not in result.output and "s3cr3t" not in result.output
+
+
+def _file(tmp_path, text: str) -> str:
+    path = tmp_path / "mm2.properties"
+    path.write_text("clusters = A, B\nA.bootstrap.servers = a:1\nB.bootstrap.servers = b:1\nA->B.enabled = true\n"
+                    + text)
+    return str(path)
+
+
+def test_settings_without_effect_are_warned_about_and_validate_logs_no_client_detail(tmp_path):
+    result = invoke("validate", _file(tmp_path, "admin.timeout.ms = 5000\nB.producer.key.serializer = x.S\n"))
+    assert result.exit_code == 0, result.output
+    assert ("warning: admin.timeout.ms (mm2.properties:5) has no effect in sparkmirror: its librdkafka "
+            "admin calls have timeouts of their own; remove it") in result.stderr
+    assert "left out of" not in result.stderr  # the clients' left-out keys are logged when clients are built
+
+
+def test_validate_refuses_what_a_flow_could_not_start_with(tmp_path, monkeypatch):
+    from sparkmirror.kafka import features
+
+    monkeypatch.setattr(features, "_librdkafka_has", lambda feature: False)
+    kerberos = ("B.security.protocol = SASL_PLAINTEXT\nB.sasl.kerberos.service.name = kafka\n"
+                "B.sasl.jaas.config = com.sun.security.auth.module.Krb5LoginModule required useTicketCache=true;\n"
+                "A.consumer.auto.offset.reset = none\n")
+    result = invoke("validate", _file(tmp_path, kerberos))
+    assert result.exit_code == 2
+    assert "  - sasl.mechanism: GSSAPI (the default) needs a librdkafka built with Kerberos (libsasl2)" in result.stderr
+    assert "  - A.consumer.auto.offset.reset (mm2.properties:8): 'none' cannot start a new flow" in result.stderr

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from sparkmirror.config.mm2 import HIDDEN, MirrorMakerConfig, load_config
+from sparkmirror.config.client_settings import HIDDEN
+from sparkmirror.config.mm2 import MirrorMakerConfig, load_config
 from sparkmirror.errors import ConfigError
 
 DATA = Path(__file__).parents[2] / "data" / "mm2"

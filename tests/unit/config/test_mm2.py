@@ -3,7 +3,8 @@
 import pytest
 
 from sparkmirror.config import keys
-from sparkmirror.config.mm2 import HIDDEN, MirrorMakerConfig
+from sparkmirror.config.client_settings import HIDDEN
+from sparkmirror.config.mm2 import MirrorMakerConfig
 from sparkmirror.config.properties import parse_properties
 from sparkmirror.errors import ConfigError
 

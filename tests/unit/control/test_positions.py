@@ -3,7 +3,7 @@ from sparkmirror.model import PartitionSummary
 
 
 def summary(topic, partition, next_upstream):
-    return PartitionSummary(topic, partition, f"A.{topic}", 1, 0, 1, next_upstream, (next_upstream - 1,), (0,))
+    return PartitionSummary(topic, partition, 1, 0, 1, next_upstream, (next_upstream - 1,), (0,))
 
 
 def test_first_start_follows_auto_offset_reset():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sparkmirror.kafka.admin import ClientRenewal
+from sparkmirror.kafka.connection import ClientRenewal
 
 
 class Clock:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from sparkmirror.kafka.admin import _FAILURE_PREFIX, _listener_mismatch
+from sparkmirror.kafka.protocol_mismatch import FAILURE_PREFIX, latest_mismatch, listener_mismatch
 
 TLS_TO_PLAIN = ("[thrd:ssl://127.0.0.1:49583/bootstrap]: ssl://127.0.0.1:49583/bootstrap: SSL handshake failed: "
                 "Disconnected: SSL connection closed by peer: connecting to a PLAINTEXT broker listener? (after 3ms "
@@ -44,7 +44,7 @@ UNTRUSTED = ("[thrd:ssl://127.0.0.1:39135/bootstrap]: ssl://127.0.0.1:39135/boot
     ("SASL_PLAINTEXT", NO_TLS_TO_TLS, "SSL or SASL_SSL", 3, True),
 ])
 def test_failures_that_only_a_mismatch_explains(protocol, failure, looks_like, needed, inferred):
-    listener, got_needed, got_inferred = _listener_mismatch(protocol, failure)
+    listener, got_needed, got_inferred = listener_mismatch(protocol, failure)
     assert listener.endswith(f"(it looks like {looks_like})")
     assert (got_needed, got_inferred) == (needed, inferred)
 
@@ -55,11 +55,19 @@ def test_failures_that_only_a_mismatch_explains(protocol, failure, looks_like, n
     ("PLAINTEXT", SASL_TO_NO_SASL),
 ])
 def test_other_failures_say_nothing_about_the_protocol(protocol, failure):
-    assert _listener_mismatch(protocol, failure) is None
+    assert listener_mismatch(protocol, failure) is None
 
 
 def test_the_failure_is_quoted_without_librdkafka_thread_and_broker_prefixes():
-    assert _FAILURE_PREFIX.sub("", NO_SASL_TO_SASL) == ("Disconnected: connection closed by peer: receive 0 after "
-                                                        "POLLIN (after 2ms in state UP)")
+    assert FAILURE_PREFIX.sub("", NO_SASL_TO_SASL) == ("Disconnected: connection closed by peer: receive 0 after "
+                                                       "POLLIN (after 2ms in state UP)")
     learned = "127.0.0.1:9092/1: Disconnected (after 5ms in state UP)"
-    assert _FAILURE_PREFIX.sub("", learned) == "Disconnected (after 5ms in state UP)"
+    assert FAILURE_PREFIX.sub("", learned) == "Disconnected (after 5ms in state UP)"
+
+
+def test_a_run_of_the_same_mismatch_is_needed_unless_the_probe_is_out_of_time():
+    assert latest_mismatch("SASL_PLAINTEXT", [REFUSED, NO_TLS_TO_TLS, NO_TLS_TO_TLS], inferred=True) is None
+    assert latest_mismatch("SASL_PLAINTEXT", [REFUSED, NO_TLS_TO_TLS], inferred=True, final=True) == (
+        listener_mismatch("SASL_PLAINTEXT", NO_TLS_TO_TLS)[0], FAILURE_PREFIX.sub("", NO_TLS_TO_TLS))
+    assert latest_mismatch("SASL_PLAINTEXT", [NO_TLS_TO_TLS] * 3) is None, "inferred only: not after an answer"
+    assert latest_mismatch("SASL_PLAINTEXT", [SASL_TO_NO_SASL])[0].startswith("the listener takes no SASL login")

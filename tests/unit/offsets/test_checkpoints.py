@@ -1,8 +1,9 @@
 """MM2's checkpoint, group-sync and move rules, without a broker."""
 
 from sparkmirror.offsets.checkpoints import is_more_recent, latest_checkpoints, plan_checkpoints, plan_group_sync
-from sparkmirror.offsets.codec import SYNC_END, SYNC_RUN, Checkpoint, OffsetSync, SyncLink
+from sparkmirror.offsets.codec import Checkpoint
 from sparkmirror.offsets.failover import FlowSyncs, plan_move, unreplicated_offsets, with_lag
+from sparkmirror.offsets.syncs import SYNC_END, SYNC_RUN, OffsetSync, SyncLink
 from sparkmirror.offsets.translation import SyncIndex
 
 

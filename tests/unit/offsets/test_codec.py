@@ -24,14 +24,12 @@ from sparkmirror.offsets.codec import (
     Checkpoint,
     Heartbeat,
     OffsetCodecError,
-    OffsetSync,
     decode_checkpoint,
     decode_heartbeat,
-    decode_offset_sync,
     encode_checkpoint,
     encode_heartbeat,
-    encode_offset_sync,
 )
+from sparkmirror.offsets.syncs import OffsetSync, decode_offset_sync, encode_offset_sync
 
 GOLDEN = json.loads((Path(__file__).parents[2] / "data" / "mm2" / "golden_records.json").read_text("utf-8"))
 

@@ -6,9 +6,8 @@ import random
 import pytest
 
 from sparkmirror.model import PartitionSummary
-from sparkmirror.offsets.codec import SYNC_END, SYNC_GAP, SYNC_RUN, OffsetSync, SyncLink
-from sparkmirror.offsets.sync_points import sync_points
-from sparkmirror.offsets.translation import PartitionSyncs, SyncIndex, SyncPoint, batch_syncs
+from sparkmirror.offsets.syncs import SYNC_END, SYNC_GAP, SYNC_RUN, OffsetSync, SyncLink, report_syncs, sync_points
+from sparkmirror.offsets.translation import PartitionSyncs, SyncIndex, SyncPoint
 
 
 def simulate(rng, records=400, batches=12, marker_rate=0.15, foreign_rate=0.1):
@@ -32,9 +31,9 @@ def simulate(rng, records=400, batches=12, marker_rate=0.15, foreign_rate=0.1):
             down += 1
         pairs += list(zip(batch, downs, strict=True))
         ups, dns, runs = sync_points(batch, downs)
-        summary = PartitionSummary("t", 0, "A.t", len(batch), 0, 0, batch[-1] + 1, tuple(ups), tuple(dns),
+        summary = PartitionSummary("t", 0, len(batch), 0, 0, batch[-1] + 1, tuple(ups), tuple(dns),
                                    tuple(runs))
-        index.extend(batch_syncs(summary))
+        index.extend(report_syncs(summary))
     return pairs, index.get("t", 0)
 
 
@@ -83,9 +82,9 @@ def test_every_downstream_offset_translates_back_to_the_first_unprocessed_source
 def test_contiguous_batches_merge_into_one_run():
     syncs = PartitionSyncs()
     for start in range(0, 1000, 100):
-        summary = PartitionSummary("t", 0, "A.t", 100, 0, 0, start + 100, (start, start + 99),
+        summary = PartitionSummary("t", 0, 100, 0, 0, start + 100, (start, start + 99),
                                    (start + 5, start + 104), (True, False))
-        for sync, link in batch_syncs(summary):
+        for sync, link in report_syncs(summary):
             syncs.add(SyncPoint(sync.upstream_offset, sync.downstream_offset, link))
     assert len(syncs) <= 3
     assert syncs.downstream(555).offset == 560 and syncs.downstream(555).exact

@@ -7,7 +7,6 @@ from sparkmirror.pipeline.options import (
     TriggerSpec,
     producer_settings,
     real_time_slots_problem,
-    reset_policy,
     source_options,
 )
 
@@ -77,11 +76,10 @@ def test_real_time_epochs_are_given_to_spark_as_a_duration():
     assert TriggerSpec("real-time", 60_000, 500).real_time_epoch == "60000 milliseconds"
 
 
-def test_auto_offset_reset_chooses_where_a_new_flow_starts():
-    assert reset_policy({"auto.offset.reset": "Latest"}) == "latest"
-    assert reset_policy({}) == "earliest"  # MM2's default for its consumer
-    with pytest.raises(ConfigError, match="A.consumer.auto.offset.reset: 'none' cannot start a new flow"):
-        source_options({"auto.offset.reset": "none"}, {}, describe=lambda k: f"A.consumer.{k}")
+def test_auto_offset_reset_is_left_to_the_flow_which_resolved_it_at_load():
+    # tests/unit/config/test_model.py: FlowConfig.reset_policy refuses 'none'; Spark only sees starting offsets
+    opts = source_options({"auto.offset.reset": "none"}, {"t": {0: 0}})
+    assert "kafka.auto.offset.reset" not in opts
 
 
 def test_consumer_interceptors_are_refused_not_dropped():

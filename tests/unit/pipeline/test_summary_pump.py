@@ -20,7 +20,7 @@ class _ChannelOfADeadJvm:
     def drain(self, _wait_ms: int) -> str:
         if self.reports:
             self.reports -= 1
-            return json.dumps([{"topic": "t", "partition": 0, "remote_topic": "A.t", "records": 1, "skipped": 0,
+            return json.dumps([{"topic": "t", "partition": 0, "records": 1, "skipped": 0,
                                 "bytes": 3, "next_upstream": 1, "sync_upstream": [0], "sync_downstream": [0],
                                 "sync_runs": [True]}])
         raise ConnectionRefusedError(111, "Connection refused")

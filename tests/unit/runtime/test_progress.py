@@ -3,7 +3,7 @@ from sparkmirror.runtime.progress import FlowProgress
 
 
 def summary(partition, records):
-    return PartitionSummary("t", partition, "A.t", records, 0, records * 10, records, (0, records - 1),
+    return PartitionSummary("t", partition, records, 0, records * 10, records, (0, records - 1),
                             (0, records - 1))
 
 

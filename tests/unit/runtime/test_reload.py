@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -15,7 +14,7 @@ from tests.unit.properties_text import A_TO_B
 
 from sparkmirror.config.mm2 import load_config
 from sparkmirror.errors import ConfigError
-from sparkmirror.runtime.reload import Accepted, ConfigWatcher, Rejected, Reloader, Unchanged, install_sighup
+from sparkmirror.runtime.reload import Accepted, ConfigWatcher, Rejected, Reloader, Unchanged
 
 WAIT_S = 5.0
 POLL_S = 0.01
@@ -111,18 +110,9 @@ def test_touch_or_identical_rewrite_does_not_fire(config_file, watch):
     assert calls.count == 0  # a file gone for two polls does count: see test_reload_bad_files.py
 
 
-def test_trigger_calls_back_without_a_change(watch):
-    calls = Calls()
-    watcher = watch(calls, poll_s=NEVER_S)
-    watcher.trigger()
-    wait_until(lambda: calls.count == 1, "the triggered callback")
-    watcher.trigger()
-    wait_until(lambda: calls.count == 2, "the second triggered callback")
-
-
 def test_a_raising_callback_is_logged_and_the_watcher_keeps_going(config_file, watch, caplog):
     calls = Calls(fail_first=1)
-    watcher = watch(calls)
+    watch(calls)
     with caplog.at_level(logging.ERROR, logger="sparkmirror.runtime.reload"):
         replace(config_file, BASE + "A->B.tasks.max = 2\n")
         wait_until(lambda: calls.count == 1, "the failing callback")
@@ -131,8 +121,8 @@ def test_a_raising_callback_is_logged_and_the_watcher_keeps_going(config_file, w
     failures = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert len(failures) == 1
     assert "callback failure 1" in failures[0].exc_text
-    watcher.trigger()
-    wait_until(lambda: calls.count == 3, "a triggered callback")
+    replace(config_file, BASE + "A->B.tasks.max = 4\n")
+    wait_until(lambda: calls.count == 3, "the next change's callback")
 
 
 def test_stop_is_prompt_and_idempotent(watch):
@@ -143,23 +133,6 @@ def test_stop_is_prompt_and_idempotent(watch):
     watcher.stop()
     assert watcher.checks == 0
     ConfigWatcher(Path("never-started"), Calls()).stop()
-
-
-def test_sighup_handler_installs_in_the_main_thread_only():
-    calls = Calls()
-    previous = install_sighup(calls)
-    try:
-        os.kill(os.getpid(), signal.SIGHUP)
-        wait_until(lambda: calls.count == 1, "the SIGHUP callback")
-        results: list[object] = []
-        worker = threading.Thread(target=lambda: results.append(install_sighup(Calls())))
-        worker.start()
-        worker.join(WAIT_S)
-        assert results == [None]
-        os.kill(os.getpid(), signal.SIGHUP)
-        wait_until(lambda: calls.count == 2, "the handler from the main thread is still in place")
-    finally:
-        signal.signal(signal.SIGHUP, signal.SIG_DFL if previous is None else previous)
 
 
 # -- Reloader ------------------------------------------------------------------------------------------------

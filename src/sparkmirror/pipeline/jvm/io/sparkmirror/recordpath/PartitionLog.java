@@ -84,7 +84,6 @@ final class PartitionLog {
         Map<String, Object> out = new java.util.LinkedHashMap<>();
         out.put("topic", topic);
         out.put("partition", partition);
-        out.put("remote_topic", remoteTopic);
         out.put("records", (long) acked);
         out.put("skipped", skipped);
         out.put("bytes", bytes);
@@ -105,7 +104,7 @@ final class PartitionLog {
 
     /**
      * The summary of a stretch written and acknowledged as given ({@code upstream}, {@code downstream}:
-     * comma-separated offsets), as JSON: lets tests check this class against offsets/sync_points.py.
+     * comma-separated offsets), as JSON: lets tests check this class against offsets/syncs.sync_points.
      */
     public static String summaryOf(String upstream, String downstream) throws Exception {
         PartitionLog log = new PartitionLog("t", 0, "A.t");

@@ -1,0 +1,174 @@
+"""The typed, frozen model of one cluster and one flow, and what follows from a flow's settings.
+
+Names and decisions derived from a flow (its replication policy, internal topic names, filters, where its offset
+syncs live, where a new flow starts reading) are properties here, so every room derives them the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from sparkmirror.config import keys
+from sparkmirror.config.client_settings import ClientSettings
+from sparkmirror.config.flow_settings import Schedule
+from sparkmirror.errors import ConfigError
+from sparkmirror.policy.filters import ConfigPropertyFilter, GroupFilter, TopicFilter
+from sparkmirror.policy.replication import ReplicationPolicy, policy_for
+
+STARTING_OFFSETS = ("earliest", "latest")  # the auto.offset.reset values that can start a flow
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    """One cluster alias; `admin` is the cluster-wide admin client view (MM2's MirrorClientConfig)."""
+
+    alias: str
+    bootstrap_servers: str = field(repr=False)  # may come from a config provider
+    admin: ClientSettings
+
+
+@dataclass(frozen=True, slots=True)
+class FlowConfig:
+    """One replication flow `source->target` with every MM2 setting resolved (MM2 4.3 defaults).
+
+    Each setting field is a row of flow_settings.FLOW_SETTINGS (key, default, parser); each client field holds
+    that client's settings resolved as MM2 resolves them for the same role, translated for librdkafka.
+    """
+
+    source: str
+    target: str
+    enabled: bool
+    topics: tuple[str, ...]
+    topics_exclude: tuple[str, ...]
+    groups: tuple[str, ...]
+    groups_exclude: tuple[str, ...]
+    config_properties_exclude: tuple[str, ...]
+    use_defaults_from: str
+    replication_policy: str
+    separator: str
+    internal_topic_separator_enabled: bool
+    replication_factor: int
+    offset_syncs_topic_replication_factor: int
+    checkpoints_topic_replication_factor: int
+    heartbeats_topic_replication_factor: int
+    offset_syncs_topic_location: str
+    emit_offset_syncs_enabled: bool
+    offset_lag_max: int
+    heartbeats_replication_enabled: bool
+    exactly_once_support: str
+    emit_heartbeats: Schedule
+    emit_checkpoints: Schedule
+    sync_group_offsets: Schedule
+    sync_topic_configs: Schedule
+    sync_topic_acls: Schedule
+    refresh_topics: Schedule
+    refresh_groups: Schedule
+    consumer_poll_timeout_ms: int
+    admin_timeout_ms: int
+    tasks_max: int | None
+    max_offsets_per_trigger: int | None
+    source_consumer: ClientSettings
+    source_admin: ClientSettings
+    target_admin: ClientSettings
+    target_producer: ClientSettings
+    offset_syncs_producer: ClientSettings  # on offset_syncs_topic_location
+    heartbeats_producer: ClientSettings  # MM2's heartbeat task: target
+    provenance_header: str
+    trigger_mode: str
+    real_time_epoch_ms: int
+    report_interval_ms: int
+    # source_consumer's auto.offset.reset, checked once at load; its ConfigError when it cannot start a flow
+    _reset_policy: str | ConfigError = field(repr=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        """MM2's name for a flow, `A->B`."""
+        return f"{self.source}->{self.target}"
+
+    @property
+    def provenance_enabled(self) -> bool:
+        """Whether records carry the provenance header (see policy/provenance.py)."""
+        if self.provenance_header == "auto":
+            return self.replication_policy == "identity"
+        return self.provenance_header == "true"
+
+    @property
+    def reset_policy(self) -> str:
+        """Where a partition with no stored position starts (earliest or latest): the replication consumer's
+        `auto.offset.reset`, MM2's default earliest. Raises the ConfigError naming the key when it is `none`
+        or another value no flow can start from."""
+        if isinstance(self._reset_policy, ConfigError):
+            raise ConfigError(self._reset_policy.problems)
+        return self._reset_policy
+
+    @property
+    def policy(self) -> ReplicationPolicy:
+        """The flow's replication policy: remote topic names and internal topic names."""
+        return policy_for(self.replication_policy, self.separator, self.internal_topic_separator_enabled,
+                          source_alias=self.source)
+
+    @property
+    def offset_syncs_cluster(self) -> str:
+        """The alias of the cluster that holds the flow's offset syncs (`offset-syncs.topic.location`)."""
+        return self.source if self.offset_syncs_topic_location == "source" else self.target
+
+    @property
+    def offset_syncs_topic(self) -> str:
+        """MM2's MirrorSourceConfig.offsetSyncsTopic: named after the cluster it does not live on."""
+        other = self.target if self.offset_syncs_topic_location == "source" else self.source
+        return self.policy.offset_syncs_topic(other)
+
+    @property
+    def offset_syncs_admin(self) -> ClientSettings:
+        """The admin settings of the flow's side that holds its offset syncs."""
+        return self.source_admin if self.offset_syncs_topic_location == "source" else self.target_admin
+
+    @property
+    def checkpoints_topic(self) -> str:
+        """`<source>.checkpoints.internal` (by the policy), on the target."""
+        return self.policy.checkpoints_topic(self.source)
+
+    @property
+    def heartbeats_topic(self) -> str:
+        """The heartbeats topic (by the policy), on the target."""
+        return self.policy.heartbeats_topic()
+
+    @property
+    def topic_filter(self) -> TopicFilter:
+        """`topics` and `topics.exclude`."""
+        return TopicFilter(self.topics, self.topics_exclude)
+
+    @property
+    def group_filter(self) -> GroupFilter:
+        """`groups` and `groups.exclude`: the groups whose offsets are checkpointed."""
+        return GroupFilter(self.groups, self.groups_exclude)
+
+    @property
+    def config_filter(self) -> ConfigPropertyFilter:
+        """`config.properties.exclude` and `use.defaults.from`: the topic configs copied to remote topics."""
+        return ConfigPropertyFilter(self.config_properties_exclude, self.use_defaults_from)
+
+    @property
+    def rdkafka_clients(self) -> tuple[ClientSettings, ...]:
+        """The clients the control plane builds with librdkafka for this flow as configured, so whose
+        translation must work: both admins, the offset-syncs and heartbeats producers when those jobs are on,
+        and the source consumer in Real-Time Mode (it checks what lies before the end of a partition)."""
+        clients = [self.source_admin, self.target_admin]
+        if self.emit_offset_syncs_enabled:
+            clients.append(self.offset_syncs_producer)
+        if self.emit_heartbeats.enabled:
+            clients.append(self.heartbeats_producer)
+        if self.trigger_mode == keys.TRIGGER_MODES[1]:
+            clients.append(self.source_consumer)
+        return tuple(clients)
+
+
+def reset_policy(consumer_settings: Mapping[str, str], describe: Callable[[str], str] = str) -> str:
+    """Where a partition with no stored position starts: MM2's replication consumer `auto.offset.reset`
+    (default earliest); `none` cannot start anything, so it is refused with the key named."""
+    reset = consumer_settings.get("auto.offset.reset", "earliest").strip().lower()
+    if reset not in STARTING_OFFSETS:
+        raise ConfigError([f"{describe('auto.offset.reset')}: '{reset}' cannot start a new flow; use earliest "
+                           f"or latest"])
+    return reset

@@ -1,0 +1,133 @@
+"""FlowControl: the control plane of one flow, every periodic job of it except the query's own refresh.
+
+It owns the flow's internal topics and the clients its jobs use, all obtained from one `Clients` port:
+the offset-syncs writer (fed by the record path's reports), heartbeats, topic config sync, checkpoints
+and group offset sync. A new control job (e.g. ACL sync) is a method here plus a row in `jobs()`; its
+pure decision goes beside the others in control/ or offsets/.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from sparkmirror.config import keys
+from sparkmirror.config.flow_settings import Schedule
+from sparkmirror.config.model import FlowConfig
+from sparkmirror.control.checkpointer import Checkpointer
+from sparkmirror.control.config_sync import sync_topic_configs
+from sparkmirror.control.ports import Clients, LogWriter, TopicAdmin
+from sparkmirror.control.topic_sync import create_internal_topic
+from sparkmirror.model import PartitionSummary
+from sparkmirror.offsets.codec import Heartbeat, encode_heartbeat
+from sparkmirror.offsets.syncs import sync_records
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A periodic job of a flow, named as MM2 names the task (`emit checkpoints`, ...)."""
+
+    name: str
+    schedule: Schedule
+    run: Callable[[], object]
+
+
+class FlowControl:
+    """Called from the supervisor's thread, except `write_offset_syncs` (the record path's report thread)."""
+
+    def __init__(self, flow: FlowConfig, source: TopicAdmin, target: TopicAdmin, clients: Clients,
+                 remote_topics: Callable[[], Mapping[str, str]], clock: Callable[[], float] = time.time) -> None:
+        self.flow = flow
+        self.source = source
+        self.target = target
+        self._clients = clients
+        self._remote_topics = remote_topics
+        self._clock = clock
+        self._syncs_writer: LogWriter | None = None
+        self._heartbeats_writer: LogWriter | None = None
+        self.checkpointer: Checkpointer | None = None
+
+    def start(self) -> None:
+        """Create the internal topics and their clients; idempotent, so a retry repeats it safely.
+
+        The checkpointer starts here too, before any query: a flow that cannot checkpoint does not start.
+        """
+        flow = self.flow
+        if flow.emit_offset_syncs_enabled:
+            admin = self.source if flow.offset_syncs_cluster == flow.source else self.target
+            create_internal_topic(admin, flow.offset_syncs_topic, flow.offset_syncs_topic_replication_factor,
+                                  keys.OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR)
+            self._syncs_writer = self._syncs_writer or self._clients.writer(
+                flow.offset_syncs_cluster, flow.offset_syncs_producer.rdkafka)
+        if flow.emit_heartbeats.enabled:
+            create_internal_topic(self.target, flow.heartbeats_topic, flow.heartbeats_topic_replication_factor,
+                                  keys.HEARTBEATS_TOPIC_REPLICATION_FACTOR)
+            self._heartbeats_writer = self._heartbeats_writer or self._clients.writer(
+                flow.target, flow.heartbeats_producer.rdkafka)
+        self._ensure_checkpointer()
+
+    def jobs(self) -> list[Job]:
+        flow = self.flow
+        return [Job("sync topic configs", flow.sync_topic_configs, self.sync_configs),
+                Job("emit heartbeats", flow.emit_heartbeats, self.emit_heartbeat),
+                Job("emit checkpoints", flow.emit_checkpoints, self.emit_checkpoints),
+                Job("sync group offsets", flow.sync_group_offsets, self.sync_group_offsets)]
+
+    # -- the record path's reports ---------------------------------------------------------------------
+    @property
+    def writes_offset_syncs(self) -> bool:
+        return self._syncs_writer is not None
+
+    def write_offset_syncs(self, summaries: list[PartitionSummary]) -> None:
+        """Every pair the writer reported is exact; MM2's sync topic keys them by source topic-partition, and
+        a header says what lies between one and the next (offsets/syncs.SyncLink)."""
+        if self._syncs_writer is not None:
+            self._syncs_writer.write(self.flow.offset_syncs_topic, sync_records(summaries))
+
+    # -- periodic jobs ---------------------------------------------------------------------------------
+    def emit_heartbeat(self) -> None:
+        if self._heartbeats_writer is not None:
+            beat = Heartbeat(self.flow.source, self.flow.target, int(self._clock() * 1000))
+            self._heartbeats_writer.write(self.flow.heartbeats_topic, [encode_heartbeat(beat)])
+
+    def sync_configs(self) -> None:
+        remote = self._remote_topics()
+        if remote:
+            sync_topic_configs(self.source, self.target, remote, self.flow.config_filter)
+
+    def emit_checkpoints(self) -> None:
+        checkpointer = self._ensure_checkpointer()
+        if checkpointer is not None:
+            checkpointer.emit()
+
+    def sync_group_offsets(self) -> None:
+        checkpointer = self._ensure_checkpointer()
+        if checkpointer is not None:
+            checkpointer.sync_group_offsets()
+
+    def _ensure_checkpointer(self) -> Checkpointer | None:
+        """The flow's checkpointer, created when checkpoints are on (at start, or by a live config change)."""
+        flow = self.flow
+        if self.checkpointer is None and flow.emit_checkpoints.enabled and flow.emit_offset_syncs_enabled:
+            create_internal_topic(self.target, flow.checkpoints_topic, flow.checkpoints_topic_replication_factor,
+                                  keys.CHECKPOINTS_TOPIC_REPLICATION_FACTOR)
+            clients, syncs_side = self._clients, flow.offset_syncs_admin
+            target = flow.target_admin.rdkafka
+            checkpointer = Checkpointer(
+                flow, clients.groups(flow.source, flow.source_admin.rdkafka), clients.groups(flow.target, target),
+                clients.reader(flow.offset_syncs_cluster, syncs_side.rdkafka, flow.offset_syncs_topic),
+                clients.writer(flow.target, target),
+                lambda: clients.read_all(flow.target, target, flow.checkpoints_topic), self._remote_topics)
+            checkpointer.load()
+            self.checkpointer = checkpointer
+        return self.checkpointer
+
+    def close(self) -> None:
+        """Flush and close the clients (offset syncs, heartbeats, checkpoints)."""
+        for writer in (self._syncs_writer, self._heartbeats_writer, self.checkpointer):
+            if writer is not None:
+                writer.close()

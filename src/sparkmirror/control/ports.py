@@ -1,0 +1,103 @@
+"""The control plane's view of the clusters: small ports that `kafka/` implements and unit tests fake.
+
+The jobs in this room (topic sync, config sync, heartbeats, checkpoints, group offset sync) observe and
+act only through these, so they hold no client library and each is tested in memory; `runtime/` wires
+the librdkafka implementations in (`runtime/clients.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
+
+from sparkmirror.model import NewTopicSpec, TopicConfigEntry
+
+Header = tuple[str, bytes | None]
+OutgoingRecord = tuple[bytes | None, bytes | None] | tuple[bytes | None, bytes | None, Sequence[Header]]
+GroupOffsets = dict[tuple[str, int], tuple[int, str]]
+"""(topic, partition) -> (committed offset, commit metadata)."""
+
+
+class TopicAdmin(Protocol):
+    """Topics and their configs on one cluster (kafka.admin.ClusterAdmin)."""
+
+    alias: str
+
+    def probe(self) -> None: ...
+
+    def topic_partitions(self) -> dict[str, int]: ...
+
+    def topic_ids(self, topics: list[str]) -> dict[str, str]: ...
+
+    def topic_configs(self, topics: list[str]) -> dict[str, list[TopicConfigEntry]]: ...
+
+    def topic_config_values(self, topics: list[str], key: str) -> dict[str, str]: ...
+
+    def create_topics(self, specs: list[NewTopicSpec],
+                      replication_factor_key: str = ...) -> dict[str, Exception | None]: ...
+
+    def create_partitions(self, totals: dict[str, int]) -> dict[str, Exception | None]: ...
+
+    def alter_topic_configs(self, alterations: Mapping[str, Sequence[object]]) -> dict[str, Exception | None]: ...
+
+    def watermarks_of(self, partitions: Mapping[str, int]) -> dict[str, dict[int, tuple[int, int]]]: ...
+
+
+class GroupState(Protocol):
+    members: int
+
+
+class GroupAdmin(Protocol):
+    """Consumer groups on one cluster (kafka.groups.ConsumerGroups)."""
+
+    def list_groups(self) -> list[str]: ...
+
+    def committed(self, groups: list[str]) -> dict[str, GroupOffsets]: ...
+
+    def describe(self, groups: list[str]) -> Mapping[str, GroupState]: ...
+
+    def alter_offsets(self, group: str, offsets: Mapping[tuple[str, int], tuple[int, str]]) -> None: ...
+
+
+class LogRecord(Protocol):
+    """One record of an internal topic as read back."""
+
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...]
+    timestamp_ms: int
+
+
+class LogWriter(Protocol):
+    """Acknowledged writes to partition 0 of internal topics (kafka.internal_log.InternalTopicWriter)."""
+
+    def write(self, topic: str, records: Iterable[OutgoingRecord]) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class LogReader(Protocol):
+    """Incremental reads of partition 0 of one internal topic (kafka.internal_log.InternalTopicReader)."""
+
+    def read_new(self) -> Sequence[LogRecord]: ...
+
+    def close(self) -> None: ...
+
+
+class Clients(Protocol):
+    """Where a flow's control jobs get their clients: one factory, so tests hand in memory fakes."""
+
+    def admin(self, alias: str, settings: Mapping[str, str]) -> TopicAdmin: ...
+
+    def groups(self, alias: str, settings: Mapping[str, str]) -> GroupAdmin: ...
+
+    def writer(self, alias: str, settings: Mapping[str, str]) -> LogWriter: ...
+
+    def reader(self, alias: str, settings: Mapping[str, str], topic: str) -> LogReader: ...
+
+    def read_all(self, alias: str, settings: Mapping[str, str], topic: str) -> Sequence[LogRecord]: ...
+
+    def has_records(self, settings: Mapping[str, str], topic: str, partition: int, start: int, end: int) -> bool:
+        """Whether offsets [start, end) of a partition hold a record (not only transaction markers)."""
+        ...

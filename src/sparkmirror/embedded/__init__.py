@@ -1,1 +1,0 @@
-"""JVM parts sparkmirror runs itself: Maven-resolved jars, local KRaft clusters, the demo."""

@@ -1,0 +1,155 @@
+"""The record path's engine as the runtime sees it: a session started once and queries started on it.
+
+`SparkEngine` is the real one (pipeline/); the flow runner and the supervisor only know the `Engine` and
+`Query` ports below, so their unit tests run without a JVM.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from sparkmirror.config.model import FlowConfig
+from sparkmirror.errors import PipelineError
+from sparkmirror.model import PartitionSummary
+from sparkmirror.pipeline import options
+
+logger = logging.getLogger(__name__)
+
+BatchListener = Callable[[int, list[PartitionSummary], float], None]
+
+
+@dataclass(frozen=True)
+class QueryRequest:
+    """One query generation of a flow: what it reads from where, and where it writes."""
+
+    flow: FlowConfig
+    offsets: Mapping[str, Mapping[int, int]]  # source topic -> partition -> first offset to read
+    remote_topics: Mapping[str, str]
+    topic_ids: Mapping[str, str]
+    max_message_bytes: int | None  # the smallest max.message.bytes of the remote topics
+    checkpoint_dir: Path
+    channel: str  # unique per generation: the writers' reports of an old query never reach a new one
+    on_batch: BatchListener = field(compare=False)
+    until_caught_up: bool = False
+    other_real_time_slots: int = 0  # task slots the process's other Real-Time Mode queries hold
+
+
+class Query(Protocol):
+    def status(self) -> tuple[bool, str | None]:
+        """(active, the failure that ended it or the report path's error)."""
+        ...
+
+    def stop(self) -> None:
+        """Stop the writers between records (their reports handed over), then the query."""
+        ...
+
+
+class Engine(Protocol):
+    def prepare(self, real_time_slots: Callable[[], int]) -> None:
+        """Start the session in the background, sized for `real_time_slots()` Real-Time Mode partitions."""
+        ...
+
+    def start_query(self, request: QueryRequest) -> Query: ...
+
+    def stop(self) -> None: ...
+
+
+class SparkQuery:
+    def __init__(self, query: object, pump: object, name: str) -> None:
+        self.query = query
+        self.pump = pump
+        self.name = name
+
+    def status(self) -> tuple[bool, str | None]:
+        from sparkmirror.pipeline.flow import query_status
+
+        active, failure = query_status(self.query)
+        return active, failure if failure is not None else self.pump.error  # type: ignore[attr-defined]
+
+    def stop(self) -> None:
+        from sparkmirror.pipeline.session import stop_quietly
+
+        self.pump.close()  # type: ignore[attr-defined]
+        stop_quietly(self.query, f"flow {self.name}")
+
+
+class SparkEngine:
+    """One Spark session per process, built on a thread of its own: its JVM starts while the flows create
+    their internal and remote topics, which need no Spark (about a second less before the first record)."""
+
+    def __init__(self, spark_settings: Mapping[str, str]) -> None:
+        self._settings = spark_settings
+        self._spark = None
+        self._starting: Future | None = None
+
+    def prepare(self, real_time_slots: Callable[[], int]) -> None:
+        if self._starting is not None or self._spark is not None:
+            return
+        from sparkmirror.pipeline.session import build_spark_session
+
+        future: Future = Future()
+
+        def build() -> None:
+            try:
+                future.set_result(build_spark_session(self._settings, real_time_slots()))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the session
+                future.set_exception(exc)
+
+        self._starting = future
+        threading.Thread(target=build, name="spark-session", daemon=True).start()
+
+    def session(self):  # pyspark's SparkSession, imported lazily
+        if self._spark is None:
+            if self._starting is None:
+                self.prepare(lambda: 0)
+            assert self._starting is not None
+            try:
+                self._spark = self._starting.result()
+            except Exception:
+                self._starting = None  # the next flow to start tries again
+                raise
+        return self._spark
+
+    def start_query(self, request: QueryRequest) -> SparkQuery:
+        from sparkmirror.pipeline.flow import ReplicationFlow, WriterSpec
+
+        flow = request.flow
+        trigger = options.TriggerSpec(flow.trigger_mode, flow.real_time_epoch_ms, flow.report_interval_ms)
+        spark = self.session()
+        if trigger.mode == options.REAL_TIME:
+            partitions = sum(len(parts) for parts in request.offsets.values())
+            slots = int(spark.sparkContext.defaultParallelism)
+            problem = options.real_time_slots_problem(flow.name, partitions, slots - request.other_real_time_slots,
+                                                      spark.sparkContext.master)
+            if problem:
+                raise PipelineError(problem)
+        producer = options.producer_settings(dict(flow.target_producer), request.max_message_bytes,
+                                             flow.target_producer.origin)
+        source = options.source_options(flow.source_consumer, request.offsets, flow.max_offsets_per_trigger,
+                                        flow.source_consumer.origin, trigger.mode == options.REAL_TIME)
+        tasks = flow.tasks_max or os.cpu_count() or 1
+        writer = WriterSpec(request.channel, flow.target, producer, dict(request.remote_topics),
+                            (flow.source, flow.target) if flow.provenance_enabled else None, producer_slots=tasks,
+                            source_admin=dict(flow.source_admin), source_topic_ids=dict(request.topic_ids))
+        replication = ReplicationFlow(spark, flow.name, source, writer, request.checkpoint_dir, request.on_batch,
+                                      trigger, max_tasks=tasks)
+        return SparkQuery(replication.start(until_caught_up=request.until_caught_up), replication.pump, flow.name)
+
+    def stop(self) -> None:
+        if self._spark is None and self._starting is not None:
+            try:  # a session still starting is stopped too, not left to the interpreter's exit
+                self._spark = self._starting.result()
+            except Exception as exc:  # noqa: BLE001 - no session to stop; its error was the flows' to report
+                logger.debug("Spark session did not start: %s", exc)
+        if self._spark is not None:
+            from sparkmirror.pipeline.session import stop_quietly
+
+            stop_quietly(self._spark, "Spark session")
+            self._spark = None

@@ -1,0 +1,6 @@
+"""Helpers for the tests, the benchmarks and `sparkmirror demo`: local KRaft clusters (`kafka_cluster`), real
+MirrorMaker 2 (`mirror_maker`), the watchdog that ends their JVMs with their owner (`watchdog`), and writing
+and reading back whole topics (`records`).
+
+No production room imports this package (import-linter checks it); the CLI imports it only for the demo.
+"""

@@ -1,0 +1,228 @@
+"""In-memory stand-ins for the control plane's ports (control/ports.py) and the record path's engine
+(runtime/engine.py), so the supervisor, the flow runner, the checkpointer and each control job are unit
+tested without a broker or a JVM. They keep only what those callers observe: topics with partitions,
+configs and ids, partition-0 logs of internal topics, consumer groups, and queries started on a plan.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from sparkmirror.config.mm2 import MirrorMakerConfig
+from sparkmirror.config.properties import parse_properties
+from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
+from sparkmirror.model import TopicConfigEntry
+
+
+def load(text: str) -> MirrorMakerConfig:
+    return MirrorMakerConfig.from_properties(parse_properties(text, "mm2.properties"), {})
+
+
+@dataclass
+class Record:
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple = ()
+    timestamp_ms: int = 0
+
+
+@dataclass
+class State:
+    state: str
+    members: int
+
+
+@dataclass
+class FakeCluster:
+    alias: str
+    partitions: dict[str, int] = field(default_factory=dict)
+    configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    ids: dict[str, str] = field(default_factory=dict)
+    ends: dict[tuple[str, int], int] = field(default_factory=dict)  # high watermark per partition
+    logs: dict[str, list[Record]] = field(default_factory=dict)  # partition 0 of internal topics
+    committed_offsets: dict[str, dict[tuple[str, int], tuple[int, str]]] = field(default_factory=dict)
+    members: dict[str, int] = field(default_factory=dict)
+    created: list = field(default_factory=list)  # NewTopicSpecs, in order
+    down: bool = False  # unreachable: probes and calls fail
+    broken: bool = False  # answers probes, fails calls (a broker refusing requests)
+    refuse: set[str] = field(default_factory=set)  # topics whose creation fails
+
+    def _check(self, operation: str) -> None:
+        if self.down or self.broken:
+            raise AdminOperationError(self.alias, operation, "cluster down (fake)")
+
+    # -- topics ----------------------------------------------------------------------------------------
+    def add_topic(self, name: str, partitions: int, configs: dict[str, str] | None = None, end: int = 0) -> None:
+        self.partitions[name] = partitions
+        self.configs[name] = dict(configs or {})
+        self.ids[name] = uuid.uuid4().hex
+        for p in range(partitions):
+            self.ends[(name, p)] = end
+
+    def probe(self) -> None:
+        if self.down:
+            raise ClusterUnreachableError(self.alias, "fake:9092", "down")
+
+    def topic_partitions(self) -> dict[str, int]:
+        self._check("list topics")
+        return dict(self.partitions)
+
+    def topic_ids(self, topics: list[str]) -> dict[str, str]:
+        return {t: self.ids[t] for t in topics if t in self.ids}
+
+    def topic_configs(self, topics: list[str]) -> dict[str, list[TopicConfigEntry]]:
+        return {t: [TopicConfigEntry(k, v, False) for k, v in self.configs[t].items()]
+                for t in topics if t in self.configs}
+
+    def topic_config_values(self, topics: list[str], key: str) -> dict[str, str]:
+        return {t: self.configs[t][key] for t in topics if key in self.configs.get(t, {})}
+
+    def create_topics(self, specs, replication_factor_key: str = "replication.factor"):
+        self._check("create topics")
+        out: dict[str, Exception | None] = {}
+        for spec in specs:
+            if spec.name in self.refuse:
+                out[spec.name] = AdminOperationError(self.alias, f"create topic '{spec.name}'", "refused (fake)")
+                continue
+            if spec.name not in self.partitions:
+                self.add_topic(spec.name, spec.partitions, dict(spec.configs))
+                self.created.append(spec)
+            out[spec.name] = None
+        return out
+
+    def create_partitions(self, totals: dict[str, int]) -> dict[str, Exception | None]:
+        for name, total in totals.items():
+            for p in range(self.partitions[name], total):
+                self.ends[(name, p)] = 0
+            self.partitions[name] = total
+        return dict.fromkeys(totals)
+
+    def alter_topic_configs(self, alterations):
+        for topic, ops in alterations.items():
+            for op in ops:
+                if op.op == "SET":
+                    self.configs[topic][op.name] = op.value
+                else:
+                    self.configs[topic].pop(op.name, None)
+        return dict.fromkeys(alterations)
+
+    def watermarks_of(self, partitions):
+        self._check("list offsets")
+        return {t: {p: (0, self.ends.get((t, p), 0)) for p in range(n)} for t, n in partitions.items()}
+
+    # -- internal topics (partition 0) ---------------------------------------------------------------
+    def append(self, topic: str, key: bytes | None, value: bytes | None, headers=()) -> None:
+        log = self.logs.setdefault(topic, [])
+        log.append(Record(len(log), key, value, tuple(headers or ())))
+
+    # -- groups ------------------------------------------------------------------------------------------
+    def list_groups(self) -> list[str]:
+        self._check("list groups")
+        return sorted(self.committed_offsets)
+
+    def committed(self, groups: list[str]):
+        return {g: dict(self.committed_offsets.get(g, {})) for g in groups}
+
+    def describe(self, groups: list[str]):
+        return {g: State("STABLE" if self.members.get(g) else "EMPTY", self.members.get(g, 0)) for g in groups}
+
+    def alter_offsets(self, group: str, offsets) -> None:
+        self.committed_offsets.setdefault(group, {}).update(offsets)
+
+
+class FakeWriter:
+    def __init__(self, cluster: FakeCluster) -> None:
+        self.cluster = cluster
+        self.closed = False
+
+    def write(self, topic: str, records) -> int:
+        self.cluster._check(f"write to '{topic}'")
+        count = 0
+        for key, value, *rest in records:
+            self.cluster.append(topic, key, value, rest[0] if rest else ())
+            count += 1
+        return count
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class FakeReader:
+    def __init__(self, cluster: FakeCluster, topic: str) -> None:
+        self.cluster, self.topic, self.next = cluster, topic, 0
+        self.closed = False
+
+    def read_new(self) -> list[Record]:
+        log = self.cluster.logs.get(self.topic, [])
+        new, self.next = log[self.next:], len(log)
+        return new
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class FakeClients:
+    """`Clients` over FakeClusters by alias; remembers every writer and reader it handed out."""
+
+    def __init__(self, *clusters: FakeCluster) -> None:
+        self.clusters = {c.alias: c for c in clusters}
+        self.writers: list[FakeWriter] = []
+        self.readers: list[FakeReader] = []
+
+    def admin(self, alias: str, settings) -> FakeCluster:
+        return self.clusters[alias]
+
+    groups = admin
+
+    def writer(self, alias: str, settings) -> FakeWriter:
+        self.writers.append(FakeWriter(self.clusters[alias]))
+        return self.writers[-1]
+
+    def reader(self, alias: str, settings, topic: str) -> FakeReader:
+        self.readers.append(FakeReader(self.clusters[alias], topic))
+        return self.readers[-1]
+
+    def read_all(self, alias: str, settings, topic: str) -> list[Record]:
+        return list(self.clusters[alias].logs.get(topic, []))
+
+    def has_records(self, settings, topic: str, partition: int, start: int, end: int) -> bool:
+        return start < end
+
+
+class FakeQuery:
+    def __init__(self, request) -> None:
+        self.request = request
+        self.active = True
+        self.failure: str | None = None
+        self.stopped = False
+
+    def status(self) -> tuple[bool, str | None]:
+        return self.active and not self.stopped, self.failure
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+class FakeEngine:
+    """Starts FakeQuery objects; `fail_next` makes the next start raise it."""
+
+    def __init__(self) -> None:
+        self.queries: list[FakeQuery] = []
+        self.prepared = False
+        self.stopped = False
+        self.fail_next: Exception | None = None
+
+    def prepare(self, real_time_slots) -> None:
+        self.prepared = True
+
+    def start_query(self, request) -> FakeQuery:
+        if self.fail_next is not None:
+            error, self.fail_next = self.fail_next, None
+            raise error
+        self.queries.append(FakeQuery(request))
+        return self.queries[-1]
+
+    def stop(self) -> None:
+        self.stopped = True

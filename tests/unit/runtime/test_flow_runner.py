@@ -1,0 +1,104 @@
+"""FlowRunner against in-memory clusters and a fake engine: plans, positions, restarts, failures, status."""
+
+from __future__ import annotations
+
+import json
+
+from tests.unit.fakes import FakeClients, FakeCluster, FakeEngine, load
+from tests.unit.properties_text import A_TO_B_ORDERS as TEXT
+
+from sparkmirror.model import PartitionSummary
+from sparkmirror.runtime.flow_runner import FlowRunner
+
+
+def runner(tmp_path, extra: str = "", **kwargs):
+    flow = load(TEXT + extra).flow("A", "B")
+    a, b = FakeCluster("A"), FakeCluster("B")
+    engine = FakeEngine()
+    made = FlowRunner(flow, a, b, tmp_path, engine, FakeClients(a, b), **kwargs)
+    return made, a, b, engine
+
+
+def saved(tmp_path) -> dict:
+    return json.loads((tmp_path / "positions.json").read_text())
+
+
+def report_first_ten(engine) -> None:
+    """The writer's report of offsets 0..9 of orders-0, replicated one after the other."""
+    engine.queries[-1].request.on_batch(1, [PartitionSummary("orders", 0, 10, 0, 80, 10, (0, 9), (0, 9),
+                                                             (True, False))], 0.0)
+
+
+def test_a_first_start_reads_from_the_beginning_and_saves_its_positions(tmp_path):
+    run, a, b, engine = runner(tmp_path)
+    a.add_topic("orders", 2, end=50)
+    run.start()
+    request = engine.queries[-1].request
+    assert {t: dict(p) for t, p in request.offsets.items()} == {"orders": {0: 0, 1: 0}}
+    assert dict(request.remote_topics) == {"orders": "A.orders"}
+    assert b.partitions["A.orders"] == 2
+    assert "orders" in saved(tmp_path)
+    assert run.status().state == "running"
+
+
+def test_latest_reset_starts_a_new_flow_at_the_end(tmp_path):
+    run, a, _, engine = runner(tmp_path, "A.consumer.auto.offset.reset = latest\n")
+    a.add_topic("orders", 1, end=50)
+    run.start()
+    assert dict(engine.queries[-1].request.offsets["orders"]) == {0: 50}
+
+
+def test_reports_write_syncs_then_move_positions_and_progress(tmp_path):
+    run, a, _, engine = runner(tmp_path)
+    a.add_topic("orders", 1, end=10)
+    run.start()
+    report_first_ten(engine)
+    assert len(a.logs["mm2-offset-syncs.B.internal"]) == 2
+    assert run.status().positions == {("orders", 0): 10}
+    assert run.status().progress.records == 10
+
+
+def test_a_new_topic_restarts_the_query_and_other_topics_keep_their_positions(tmp_path):
+    run, a, _, engine = runner(tmp_path)
+    a.add_topic("orders", 1, end=10)
+    run.start()
+    report_first_ten(engine)
+    assert run.refresh() is False  # nothing changed
+    a.add_topic("orders-eu", 1, end=5)
+    assert run.refresh() is True
+    first, second = engine.queries
+    assert first.stopped and not second.stopped
+    assert {t: dict(p) for t, p in second.request.offsets.items()} == {"orders": {0: 10}, "orders-eu": {0: 0}}
+    assert run.restarts[-1].reason == "new topics: orders-eu"
+
+
+def test_a_query_failure_marks_the_flow_failed_and_a_retry_starts_it_again(tmp_path):
+    run, a, _, engine = runner(tmp_path)
+    a.add_topic("orders", 1)
+    run.start()
+    engine.queries[-1].failure = "writing failed"
+    assert run.check() is False
+    assert run.failure == "writing failed" and engine.queries[-1].stopped
+    assert run.status().state == "failed"
+    run.retry()
+    assert run.check() is True and run.failure is None
+    assert run.progress.snapshot().retries == 1
+
+
+def test_no_matching_topic_leaves_the_flow_idle(tmp_path, caplog):
+    run, _, _, engine = runner(tmp_path)
+    run.start()
+    assert engine.queries == [] and run.status().state == "idle"
+    assert "no topic on 'A' matches topics=orders.*" in caplog.text
+
+
+def test_stop_stops_the_query_closes_the_clients_and_nothing_starts_afterwards(tmp_path):
+    run, a, _, engine = runner(tmp_path)
+    a.add_topic("orders", 1)
+    run.start()
+    run.stop()
+    assert engine.queries[-1].stopped
+    assert all(w.closed for w in run._clients.writers)
+    a.add_topic("orders-eu", 1)
+    assert run.refresh() is False
+    assert len(engine.queries) == 1 and run.status().state == "stopped"
