@@ -1,7 +1,8 @@
 """The record path's engine as the runtime sees it: a session started once and queries started on it.
 
 `SparkEngine` is the real one (pipeline/); the flow runner and the supervisor only know the `Engine` and
-`Query` ports below, so their unit tests run without a JVM.
+`Query` ports below, so their unit tests run without a JVM. pyspark is imported only when a session or a
+query starts (inside the methods), so `validate`, `plan` and the unit tests never load it.
 """
 
 from __future__ import annotations
@@ -88,8 +89,10 @@ class SparkEngine:
         self._settings = spark_settings
         self._spark = None
         self._starting: Future | None = None
+        self._real_time_slots: Callable[[], int] = lambda: 0
 
     def prepare(self, real_time_slots: Callable[[], int]) -> None:
+        self._real_time_slots = real_time_slots  # a session that failed to start is built again with it
         if self._starting is not None or self._spark is not None:
             return
         from sparkmirror.pipeline.session import build_spark_session
@@ -108,7 +111,7 @@ class SparkEngine:
     def session(self):  # pyspark's SparkSession, imported lazily
         if self._spark is None:
             if self._starting is None:
-                self.prepare(lambda: 0)
+                self.prepare(self._real_time_slots)
             assert self._starting is not None
             try:
                 self._spark = self._starting.result()
