@@ -38,41 +38,42 @@ import argparse
 import bisect
 import logging
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_CREATE_TIME, Consumer, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
+from benchmarks.failover_data import PREFIX, QUIET, TOPIC, load, run_all
+from benchmarks.failover_report import (
+    REPLICATORS,
+    Position,
+    Result,
+    report,
+    sample_counts,
+    summary,
+)
 from benchmarks.replicators import start_sparkmirror, stop_process_group, tail
 from sparkmirror import client
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.offsets.codec import decode_checkpoint
 from sparkmirror.testing.kafka_cluster import SINGLE_BROKER, LocalKafkaCluster, start_clusters
 from sparkmirror.testing.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
-from sparkmirror.testing.records import produce, read_all
+from sparkmirror.testing.records import read_all
 
-PREFIX = "sparkmirror-bench-failover"  # in every process's command line: `pkill -f sparkmirror-bench-`
-TOPIC = "bench"
 REMOTE = f"A.{TOPIC}"
 CHECKPOINTS = "A.checkpoints.internal"  # on B, for both replicators
 GROUP = "bench-failover-app"
-REPLICATORS = ("mm2", "sparkmirror")
-MM2_DEFAULT_OFFSET_LAG_MAX = 100
 MM2_HEAP = ("256m", "1g")
 SMOKE = {"partitions": 2, "records": 500, "samples": 5}
 POLL_S = 0.02
 CHECKPOINT_INTERVAL_S = 1
 T = TypeVar("T")
-QUIET = logging.getLogger("sparkmirror.librdkafka")  # silenced in main(), as benchmarks.run does
 
 
 def log(msg: str) -> None:
@@ -142,108 +143,7 @@ class Sparkmirror:
 Replicator = MirrorMaker | Sparkmirror
 
 
-# --- source data ---------------------------------------------------------------------------------------
-
-def _value(p: int, i: int, size: int, tag: str = "") -> bytes:
-    head = f"{tag}p{p}-{i}-".encode()
-    return head + b"x" * max(0, size - len(head))
-
-
-def load_plain(bootstrap: str, partitions: int, records: int, size: int) -> None:
-    now = int(time.time() * 1000)
-    produce(bootstrap, TOPIC, (KafkaRecord(p, -1, f"k{i}".encode(), _value(p, i, size), (), TIMESTAMP_CREATE_TIME,
-                                           now) for i in range(records) for p in range(partitions)))
-
-
-def _transactions(bootstrap: str, partition: int, records: int, size: int, seed: int,
-                  abort_every: int) -> tuple[int, int]:
-    rng = random.Random(seed * 1000 + partition)  # noqa: S311 - benchmark data
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"{PREFIX}-{partition}",
-                         "linger.ms": 0, "logger": QUIET})
-    producer.init_transactions(30)
-    written = aborted = transactions = 0
-    while written < records:
-        producer.begin_transaction()
-        size_of = rng.randint(1, 5)
-        if rng.randrange(abort_every) == 0:
-            for _ in range(size_of):
-                producer.produce(TOPIC, key=b"k", value=_value(partition, aborted, size, "aborted-"),
-                                 partition=partition)
-                aborted += 1
-            producer.flush(30)  # on the log before the abort, and no abort racing the produce requests
-            producer.abort_transaction(30)
-        else:
-            for _ in range(min(size_of, records - written)):
-                producer.produce(TOPIC, key=b"k", value=_value(partition, written, size), partition=partition)
-                written += 1
-            producer.commit_transaction(30)
-        transactions += 1
-    producer.flush(30)
-    return transactions, aborted
-
-
-def load_transactional(bootstrap: str, partitions: int, records: int, size: int, seed: int,
-                       abort_every: int = 5) -> dict[str, int]:
-    """One transactional producer per partition (in parallel), transactions of 1..5 records, about one in
-    `abort_every` aborted, until every partition holds `records` committed records. Seeded per partition:
-    every cluster gets the same records, markers and gaps."""
-    done = run_all([lambda p=p: _transactions(bootstrap, p, records, size, seed, abort_every)
-                    for p in range(partitions)])
-    return {"transactions": sum(t for t, _ in done), "aborted_records": sum(a for _, a in done)}
-
-
-def load(bootstrap: str, args: argparse.Namespace) -> dict[str, int]:
-    ClusterAdmin("A", {"bootstrap.servers": bootstrap}).create_topics([NewTopicSpec(TOPIC, args.partitions, 1)])
-    if args.transactional:
-        return load_transactional(bootstrap, args.partitions, args.records, args.record_size, args.seed)
-    load_plain(bootstrap, args.partitions, args.records, args.record_size)
-    return {}
-
-
-def run_all(jobs: list[Callable[[], T]]) -> list[T]:
-    """Run the jobs in threads; return their results in order, or raise the first error."""
-    results: list = [None] * len(jobs)
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            results[i] = jobs[i]()
-        except BaseException as exc:  # noqa: BLE001 - raised in the calling thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(jobs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-    return results
-
-
 # --- measurement ---------------------------------------------------------------------------------------
-
-@dataclass
-class Position:
-    partition: int
-    processed: int  # records the consumer processed on A
-    upstream: int  # the offset it committed on A
-    downstream: int | None  # the checkpoint's offset on B; None: no checkpoint for the partition at all
-    rereads: int
-    misses: int
-    stale: bool  # the latest checkpoint is for an earlier commit (the translation had not moved)
-
-
-@dataclass
-class Result:
-    name: str
-    positions: list[Position] = field(default_factory=list)
-    visible_s: list[float] = field(default_factory=list)  # commit -> the partition's checkpoint visible
-    offset_syncs: int = 0
-    remote_records: int = 0
-    source_records: int = 0
-    aborted_on_target: int = 0
-
 
 def commit(bootstrap: str, offsets: dict[int, int]) -> None:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP, "enable.auto.commit": "false",
@@ -252,10 +152,6 @@ def commit(bootstrap: str, offsets: dict[int, int]) -> None:
         consumer.commit(offsets=[TopicPartition(TOPIC, p, o) for p, o in offsets.items()], asynchronous=False)
     finally:
         consumer.close()
-
-
-def sample_counts(records: int, samples: int) -> list[int]:
-    return sorted({round(i * records / (samples - 1)) for i in range(samples)}) if samples > 1 else [records]
 
 
 def wait_until(what: str, check: Callable[[], bool], timeout_s: float, rep: Replicator, poll_s: float = 0.5) -> None:
@@ -399,58 +295,6 @@ def measure(rep: Replicator, source: str, target: str, args: argparse.Namespace)
                     f"{' (stale)' if stale else ''}")
     result.offset_syncs = sum(1 for s in client.read_offset_syncs(rep.config, "A", "B") if s.topic == TOPIC)
     return result
-
-
-# --- report --------------------------------------------------------------------------------------------
-
-def summary(r: Result) -> dict[str, float | int]:
-    """Re-reads and misses over the positions that have a checkpoint; `no_checkpoint` counts the others."""
-    checkpointed = [p for p in r.positions if p.downstream is not None]
-    rereads = [p.rereads for p in checkpointed]
-    return {"samples": len(r.positions), "exact": sum(1 for p in checkpointed if not p.rereads and not p.misses),
-            "no_checkpoint": len(r.positions) - len(checkpointed),
-            "rereads_total": sum(rereads), "rereads_mean": round(statistics.fmean(rereads), 2) if rereads else 0,
-            "rereads_max": max(rereads, default=0), "misses": sum(p.misses for p in checkpointed),
-            "stale": sum(1 for p in checkpointed if p.stale),
-            "timed": len(r.visible_s),
-            "visible_median_s": round(statistics.median(r.visible_s), 2) if r.visible_s else float("nan"),
-            "visible_max_s": round(max(r.visible_s), 2) if r.visible_s else float("nan"),
-            "offset_syncs": r.offset_syncs}
-
-
-COLUMNS = ("samples", "exact", "no_checkpoint", "rereads_total", "rereads_mean", "rereads_max", "misses", "stale",
-           "timed", "visible_median_s", "visible_max_s", "offset_syncs")
-
-
-def report(results: dict[str, Result], args: argparse.Namespace) -> None:
-    rows = {name: summary(r) for name, r in results.items()}
-    print(f"\n{args.partitions} partitions x {args.records:,} records"
-          f"{' (transactional)' if args.transactional else ''}, {len(sample_counts(args.records, args.samples))} "
-          f"positions per partition; MM2 offset.lag.max = {MM2_DEFAULT_OFFSET_LAG_MAX} (default)\n")
-    print("| replicator | " + " | ".join(COLUMNS) + " |")
-    print("|---" * (len(COLUMNS) + 1) + "|")
-    for name, row in rows.items():
-        print(f"| {name} | " + " | ".join(f"{row[c]:,}" for c in COLUMNS) + " |")
-    print(f"\nMean re-reads by records processed per partition (of {args.records:,}):\n")
-    print("| processed | " + " | ".join(results) + " |")
-    print("|---" * (len(results) + 1) + "|")
-    for count in sample_counts(args.records, args.samples):
-        cells = []
-        for r in results.values():
-            at = [p for p in r.positions if p.processed == count and p.downstream is not None]
-            cells.append(f"{statistics.fmean(p.rereads for p in at):,.1f}" if at else "")
-        print(f"| {count:,} | " + " | ".join(cells) + " |")
-    for name, r in results.items():
-        if r.aborted_on_target:
-            print(f"\n{name}: B holds {r.aborted_on_target:,} records of aborted transactions "
-                  f"({r.remote_records:,} records on B, {r.source_records:,} committed on A)")
-    if set(REPLICATORS) <= rows.keys():
-        sm, mm = rows["sparkmirror"], rows["mm2"]
-        print()
-        for key in ("rereads_mean", "rereads_max", "visible_median_s"):
-            ratio = sm[key] / mm[key] if mm[key] else float("nan")
-            print(f"{key} sparkmirror / mm2: {sm[key]} / {mm[key]} = {ratio:.3g}")
-        print(f"exact positions: sparkmirror {sm['exact']}/{sm['samples']}, mm2 {mm['exact']}/{mm['samples']}")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -14,6 +14,8 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import TopicConfigEntry
 from sparkmirror.policy.filters import ConfigPropertyFilter
 
+from .topic_configs import alter, config
+
 VISIBLE_TIMEOUT_S = 15.0
 DELETE_TIMEOUT_S = 30.0
 KAFKA_DEFAULT_RETENTION_MS = "604800000"
@@ -32,17 +34,9 @@ def wait_until(observe, accept, timeout_s: float, what: str):
         time.sleep(0.1)
 
 
-def config(admin: ClusterAdmin, topic: str, key: str) -> TopicConfigEntry | None:
-    return next((e for e in admin.topic_configs([topic])[topic] if e.name == key), None)
-
-
 def wait_for_config(admin: ClusterAdmin, topic: str, key: str, value: str, is_default: bool = False) -> None:
     wait_until(lambda: config(admin, topic, key), lambda e: e == TopicConfigEntry(key, value, is_default),
                VISIBLE_TIMEOUT_S, f"{key}={value} (default={is_default}) on '{topic}' of cluster {admin.alias}")
-
-
-def alter(admin: ClusterAdmin, topic: str, *alterations: ConfigAlteration) -> None:
-    assert admin.alter_topic_configs({topic: alterations}) == {topic: None}
 
 
 @pytest.fixture

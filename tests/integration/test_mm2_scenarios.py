@@ -16,7 +16,6 @@ from confluent_kafka import TIMESTAMP_CREATE_TIME
 from confluent_kafka.admin import AdminClient, NewPartitions
 
 from sparkmirror.control.configs import ConfigAlteration
-from sparkmirror.errors import AdminOperationError
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import KafkaRecord, TopicConfigEntry
 from sparkmirror.offsets.syncs import OffsetSync, decode_offset_sync
@@ -25,12 +24,12 @@ from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
 from sparkmirror.testing.records import produce, read_all
 
 from .conftest import count_records, wait_until
+from .topic_configs import alter, config, wait_for_config
 
 PRIMARY, BACKUP = "primary", "backup"
 NUM_PARTITIONS = 10
 NUM_RECORDS_PER_PARTITION = 10
 NUM_RECORDS_PRODUCED = NUM_PARTITIONS * NUM_RECORDS_PER_PARTITION
-CONFIG_SYNC_TIMEOUT_S = 30.0
 TRANSFER_TIMEOUT_S = 90.0
 FAST = "refresh.topics.interval.seconds = 1\nsync.topic.configs.interval.seconds = 1\n"
 IDENTITY_POLICY = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
@@ -83,40 +82,6 @@ def assert_same_records(source_bootstrap: str, topic: str, target_bootstrap: str
     target = read_all(target_bootstrap, remote, partitions)
     for p in range(partitions):
         assert comparable(target[p]) == comparable(source[p]), f"{remote} partition {p} differs from {topic}"
-
-
-def config(admin: ClusterAdmin, topic: str, key: str) -> TopicConfigEntry | None:
-    """One config of a topic; a topic created a moment ago may not be describable yet, so that is retried."""
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            return next((e for e in admin.topic_configs([topic]).get(topic, ()) if e.name == key), None)
-        except AdminOperationError as exc:
-            if "UNKNOWN_TOPIC_OR_PART" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
-
-
-def wait_for_config(admin: ClusterAdmin, topic: str, key: str, value: str, is_default: bool,
-                    timeout_s: float = CONFIG_SYNC_TIMEOUT_S) -> float:
-    """Wait until the topic reports key=value with the given default flag; returns the seconds it took."""
-    began = time.monotonic()
-    wanted = TopicConfigEntry(key, value, is_default)
-    last: list[TopicConfigEntry | None] = [None]
-
-    def seen() -> bool:
-        last[0] = config(admin, topic, key)
-        return last[0] == wanted
-
-    try:
-        wait_until(seen, timeout_s, f"{key}={value} (default={is_default}) on {topic} of {admin.alias}")
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}; last observed: {last[0]!r}") from None
-    return time.monotonic() - began
-
-
-def alter(admin: ClusterAdmin, topic: str, *alterations: ConfigAlteration) -> None:
-    assert admin.alter_topic_configs({topic: alterations}) == {topic: None}
 
 
 def assert_started(supervisor) -> None:

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -29,6 +29,7 @@ from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
 from sparkmirror.testing.records import produce, read_all
 
 from .conftest import TRIGGER_MODES, trigger_settings, wait_until
+from .topology import expected_topology
 
 # Heartbeats replicate whatever the topic filter says (MM2's rule), and the session's clusters may hold a
 # `heartbeats` topic from other tests; tests that are not about heartbeats turn both off so that they only
@@ -100,34 +101,6 @@ def properties(path: Path, clusters: Mapping[str, str], flows: Mapping[str, str]
         lines += [f"{flow}.enabled = true", f"{flow}.topics = {topics}"]
     path.write_text("\n".join(lines) + "\n" + SINGLE_BROKER + extra)
     return path
-
-
-def expected_topology(flows: Iterable[tuple[str, str, str]], origins: Mapping[str, Iterable[str]],
-                      separator: str = ".") -> dict[str, dict[str, str]]:
-    """Which topics every cluster ends up with under DefaultReplicationPolicy, and where their records come from.
-
-    `flows` are (source, target, topics regex); `origins` the topics first written on each cluster (names
-    without the separator). A flow copies a topic that fully matches its regex unless the target already
-    appears in the topic's name (MM2's cycle rule), as `<source><separator><topic>`; repeated to a fixed
-    point, since remote topics are replicated again. Returns cluster -> {topic: cluster the records came from}.
-    """
-    flows = list(flows)
-    have: dict[str, dict[str, str]] = {c: {} for s, t, _ in flows for c in (s, t)}
-    for cluster, topics in origins.items():
-        have.setdefault(cluster, {}).update({t: cluster for t in topics})
-    changed = True
-    while changed:
-        changed = False
-        for source, target, regex in flows:
-            for topic, origin in list(have[source].items()):
-                upstream_aliases = topic.split(separator)[:-1]
-                if not re.fullmatch(regex, topic) or target in upstream_aliases:
-                    continue
-                remote = f"{source}{separator}{topic}"
-                if remote not in have[target]:
-                    have[target][remote] = origin
-                    changed = True
-    return have
 
 
 def assert_topology(bootstraps: Mapping[str, str], expected: Mapping[str, Mapping[str, str]],
