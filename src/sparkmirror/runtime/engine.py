@@ -42,6 +42,11 @@ class QueryRequest:
     other_real_time_slots: int = 0  # task slots the process's other Real-Time Mode queries hold
 
 
+def trigger_of(flow: FlowConfig) -> options.TriggerSpec:
+    """How the flow's query is triggered (its mode, Real-Time Mode epoch and report interval)."""
+    return options.TriggerSpec(flow.trigger_mode, flow.real_time_epoch_ms, flow.report_interval_ms)
+
+
 class Query(Protocol):
     def status(self) -> tuple[bool, str | None]:
         """(active, the failure that ended it or the report path's error)."""
@@ -124,7 +129,7 @@ class SparkEngine:
         from sparkmirror.pipeline.flow import ReplicationFlow, WriterSpec
 
         flow = request.flow
-        trigger = options.TriggerSpec(flow.trigger_mode, flow.real_time_epoch_ms, flow.report_interval_ms)
+        trigger = trigger_of(flow)
         spark = self.session()
         if trigger.mode == options.REAL_TIME:
             partitions = sum(len(parts) for parts in request.offsets.values())

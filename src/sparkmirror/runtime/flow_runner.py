@@ -26,7 +26,7 @@ from sparkmirror.control.topics import TopicPlan
 from sparkmirror.errors import SparkmirrorError
 from sparkmirror.model import PartitionSummary
 from sparkmirror.pipeline import options
-from sparkmirror.runtime.engine import Engine, Query, QueryRequest
+from sparkmirror.runtime.engine import Engine, Query, QueryRequest, trigger_of
 from sparkmirror.runtime.progress import FlowProgress
 from sparkmirror.runtime.state import POSITIONS_FILE, read_positions, write_positions
 from sparkmirror.runtime.status import FlowStatus
@@ -180,8 +180,7 @@ class FlowRunner:
                             self.slots_in_use(self))
 
     def trigger(self) -> options.TriggerSpec:
-        flow = self.flow
-        return options.TriggerSpec(flow.trigger_mode, flow.real_time_epoch_ms, flow.report_interval_ms)
+        return trigger_of(self.flow)
 
     def healthy_for(self, seconds: float) -> bool:
         """True when the query has run without a failure for at least `seconds` (a retry worked)."""
