@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export SPARKMIRROR_CACHE ?= $(CURDIR)/.cache
 export PIP_CACHE_DIR ?= $(SPARKMIRROR_CACHE)/pip
 
-.PHONY: demo test unit lint setup bench clean
+.PHONY: demo test unit lint setup bench clean browser
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "sparkmirror needs Python 3.11 or newer")'
@@ -23,8 +23,19 @@ setup: $(BIN)/.installed
 demo: setup
 	$(BIN)/sparkmirror demo
 
-test: setup lint
+test: setup lint browser
 	$(BIN)/python -m pytest
+
+# The web view's test renders it in headless Chromium: Debian's package, installed when missing (as root).
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update && apt-get install -y --no-install-recommends chromium; \
+		else \
+			echo "the web view's test needs /usr/bin/chromium: run 'make browser' as root" \
+				"or 'sudo apt-get install chromium'" >&2; exit 1; \
+		fi; \
+	fi
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check src tests benchmarks

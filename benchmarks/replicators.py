@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,12 +40,13 @@ def _mm2_properties(source: str, target: str, topics: str, tasks: int, extra: st
             f"tasks.max = {tasks}\n{SINGLE_BROKER}{CONNECT_SINGLE_BROKER}{extra}")
 
 
-def start_sparkmirror(config: Path, run_dir: Path, log: Path) -> subprocess.Popen[bytes]:
-    """`sparkmirror run` on a properties file, in its own process group, state under `run_dir`."""
+def start_sparkmirror(config: Path, run_dir: Path, log: Path, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+    """`sparkmirror run` on a properties file, in its own process group, state under `run_dir`; `args` are
+    further options of `run` (e.g. `--metrics-port`)."""
     with open(log, "wb") as out:
         return subprocess.Popen([sys.executable, "-m", "sparkmirror", "run", "--config", str(config),
-                                 "--state-dir", str(run_dir / "state")], stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                 "--state-dir", str(run_dir / "state"), *args], stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def stop_process_group(proc: subprocess.Popen[bytes] | None, timeout_s: float = 60.0) -> None:
@@ -95,13 +97,16 @@ class MirrorMakerRunner:
 
 class SparkmirrorRunner:
     """`sparkmirror run` as a separate process: micro-batches with Spark on `local[cores]`, or Real-Time Mode
-    with Spark's default sizing (a task slot per source partition, on the same cores)."""
+    with Spark's default sizing (a task slot per source partition, on the same cores). A distinct
+    `source_alias` gives a distinct remote topic, so one backlog can be copied more than once; `run_args` are
+    passed to every `sparkmirror run`."""
 
-    source_alias = "smsrc"
-
-    def __init__(self, source: str, target: str, cores: int, workdir: Path, trigger: str = "micro-batch") -> None:
+    def __init__(self, source: str, target: str, cores: int, workdir: Path, trigger: str = "micro-batch",
+                 source_alias: str = "smsrc", run_args: Sequence[str] = ()) -> None:
         self.source, self.target, self.cores, self.workdir = source, target, cores, workdir
         self.trigger = trigger
+        self.source_alias = source_alias
+        self.run_args = tuple(run_args)
         self.name = "sparkmirror" if trigger == "micro-batch" else f"sparkmirror-{trigger}"
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: Path | None = None
@@ -110,14 +115,15 @@ class SparkmirrorRunner:
         run_dir = self.workdir / f"sparkmirror-{time.monotonic_ns()}"
         run_dir.mkdir(parents=True)
         config = run_dir / "mm2.properties"
-        config.write_text(f"clusters = smsrc, tgt\nsmsrc.bootstrap.servers = {self.source}\n"
-                          f"tgt.bootstrap.servers = {self.target}\nsmsrc->tgt.enabled = true\n"
-                          f"smsrc->tgt.topics = {topics}\n{SINGLE_BROKER}"
+        alias = self.source_alias
+        config.write_text(f"clusters = {alias}, tgt\n{alias}.bootstrap.servers = {self.source}\n"
+                          f"tgt.bootstrap.servers = {self.target}\n{alias}->tgt.enabled = true\n"
+                          f"{alias}->tgt.topics = {topics}\n{SINGLE_BROKER}"
                           f"tasks.max = {self.cores}\nsparkmirror.trigger.mode = {self.trigger}\n"
                           + (f"spark.master = local[{self.cores}]\n" if self.trigger == "micro-batch" else "")
                           + extra)
         self._log = run_dir / "sparkmirror.log"
-        self._proc = start_sparkmirror(config, run_dir, self._log)
+        self._proc = start_sparkmirror(config, run_dir, self._log, self.run_args)
         return self._proc
 
     def stop(self) -> None:
@@ -129,7 +135,7 @@ class SparkmirrorRunner:
         assert self._log is not None, "resume() needs an earlier start()"
         run_dir = self._log.parent
         self._log = run_dir / f"sparkmirror-{time.monotonic_ns()}.log"
-        self._proc = start_sparkmirror(run_dir / "mm2.properties", run_dir, self._log)
+        self._proc = start_sparkmirror(run_dir / "mm2.properties", run_dir, self._log, self.run_args)
         return self._proc
 
     @property

@@ -21,13 +21,16 @@ from pathlib import Path
 
 from benchmarks import dataset
 from benchmarks.latency import measure_latency
+from benchmarks.metrics_cost import markdown as metrics_cost_markdown
+from benchmarks.metrics_cost import run_metrics_cost
 from benchmarks.replicators import MirrorMakerRunner, Run, SparkmirrorRunner, measure_copy, measure_limit
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import NewTopicSpec
 from sparkmirror.testing.kafka_cluster import start_clusters
 
 RESULTS = Path(__file__).parent / "results"
-MODES = ("throughput", "latency", "scale")
+MODES = ("throughput", "metrics", "latency", "scale")
+DEFAULT_MODES = ("throughput", "latency", "scale")  # `metrics` adds 2 x --metrics-reps copies: asked for by name
 QUICK = {"records": 50_000, "latency_seconds": 5.0, "scale_topics": 10, "scale_partitions": 5}
 
 
@@ -42,10 +45,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--scale-topics", type=int, default=100)
     p.add_argument("--scale-partitions", type=int, default=10)
     p.add_argument("--scale-records", type=int, default=None, help="scale backlog (default: --records)")
-    p.add_argument("--modes", default=",".join(MODES), help=f"comma list of {', '.join(MODES)}")
+    p.add_argument("--modes", default=",".join(DEFAULT_MODES),
+                   help=f"comma list of {', '.join(MODES)} (default: {', '.join(DEFAULT_MODES)})")
     p.add_argument("--replicators", default="mm2,sparkmirror", help="comma list of mm2, sparkmirror")
     p.add_argument("--latency-triggers", default="micro-batch,real-time",
                    help="sparkmirror trigger modes measured in latency mode (comma list)")
+    p.add_argument("--metrics-reps", type=int, default=2,
+                   help="metrics mode: backlog copies with metrics off and as many on, alternating the order")
     p.add_argument("--quick", action="store_true", help=f"reduced run: {QUICK}")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON result")
@@ -59,6 +65,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = set(args.modes) - set(MODES) | set(args.replicators) - {"mm2", "sparkmirror"}
     if unknown:
         p.error(f"unknown mode or replicator: {', '.join(sorted(unknown))}")
+    if "metrics" in args.modes and ("sparkmirror" not in args.replicators or args.metrics_reps < 1):
+        p.error("the metrics mode needs the sparkmirror replicator and --metrics-reps of 1 or more")
     args.scale_records = args.scale_records or args.records
     args.latency_triggers = [m for m in args.latency_triggers.split(",") if m]
     return args
@@ -127,6 +135,10 @@ def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, res
         log(f"{name}: {lat}")
 
 
+def run_metrics(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
+    run_metrics_cost(args, src, tgt, runners, result, log, timeout_for(args.records))
+
+
 def run_scale(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
     src_admin, tgt_admin = _admins(src, tgt)
     topics = [f"scale-{i:03d}" for i in range(args.scale_topics)]
@@ -182,9 +194,9 @@ def markdown(result: dict) -> str:
     if result["scale"]:
         lines += ["", f"### scale ({result['parameters']['scale_topics']} topics x "
                       f"{result['parameters']['scale_partitions']} partitions)", *table(result["scale"])]
-    lines.append("")
+    lines += [*metrics_cost_markdown(result), ""]
     for key in ("throughput_ratio_vs_mm2", "throughput_ratio_vs_limit", "scale_throughput_ratio_vs_mm2",
-                "latency_p99_ratio_vs_mm2"):
+                "latency_p99_ratio_vs_mm2", "metrics_on_off_ratio"):
         if key in result:
             lines.append(f"- {key}: {result[key]}")
     return "\n".join(lines)
@@ -205,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="sparkmirror-bench-") as work:
             classes = {"mm2": MirrorMakerRunner, "sparkmirror": SparkmirrorRunner}
             runners = {name: classes[name](src, tgt, args.cores, Path(work)) for name in args.replicators}
-            for mode, fn in (("throughput", run_throughput), ("latency", run_latency), ("scale", run_scale)):
+            for mode, fn in (("throughput", run_throughput), ("metrics", run_metrics), ("latency", run_latency),
+                             ("scale", run_scale)):
                 if mode in args.modes:
                     fn(args, src, tgt, runners, result)
     finally:

@@ -16,7 +16,7 @@ def test_quick_benchmark_reports_every_field(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--quick", "--records", "3000", "--partitions", "3",
          "--latency-seconds", "3", "--latency-rate-mb", "1", "--scale-topics", "3", "--scale-partitions", "2",
-         "--out", str(tmp_path)],
+         "--modes", "throughput,metrics,latency,scale", "--metrics-reps", "1", "--out", str(tmp_path)],
         cwd=REPO, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     [path] = list(tmp_path.glob("bench-*-quick.json"))
@@ -38,3 +38,9 @@ def test_quick_benchmark_reports_every_field(tmp_path):
     assert report["machine"]["cores"] >= 1 and report["machine"]["memory_gib"] > 0
     assert report["parameters"]["records"] == 3000
     assert "| sparkmirror |" in result.stdout
+    cost = report["metrics_cost"]  # metrics off, then on (one repetition), on the throughput backlog
+    assert cost["order"] == ["off", "on"]
+    assert cost["off"]["records_per_s"] > 0 and cost["on"]["records_per_s"] > 0
+    assert cost["on"]["scrapes"] >= 1 and "scrapes" not in cost["off"]
+    assert report["metrics_on_off_ratio"] > 0
+    assert "### metrics cost" in result.stdout

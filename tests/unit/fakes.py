@@ -170,6 +170,9 @@ class FakeClients:
         self.clusters = {c.alias: c for c in clusters}
         self.writers: list[FakeWriter] = []
         self.readers: list[FakeReader] = []
+        # What `oldest_records` answers per (topic, partition): a timestamp, None (only markers), or absent.
+        self.oldest: dict[tuple[str, int], int | None] = {}
+        self.probed: list[dict] = []  # the ranges of each oldest_records call
 
     def admin(self, alias: str, settings) -> FakeCluster:
         return self.clusters[alias]
@@ -189,6 +192,10 @@ class FakeClients:
 
     def has_records(self, settings, topic: str, partition: int, start: int, end: int) -> bool:
         return start < end
+
+    def oldest_records(self, settings, ranges, timeout_s: float) -> dict[tuple[str, int], int | None]:
+        self.probed.append(dict(ranges))
+        return {key: self.oldest[key] for key in ranges if key in self.oldest}
 
 
 class FakeQuery:

@@ -43,6 +43,7 @@ class Built(NamedTuple):
     unused_keys: tuple[str, ...]
     warnings: tuple[str, ...]
     source: str
+    metrics_port: int | None
 
 
 def build(props: Properties, env: Mapping[str, str] | None = None) -> Built:
@@ -115,13 +116,30 @@ class _Builder:
         self._security_protocols()
         flows = [self._flow(s, t) for s in aliases for t in aliases if s != t]
         unused = self._unused_keys(aliases)
+        metrics_port = self._metrics_port()
         if self.problems:
             ordered = sorted(zip(self.problem_lines, range(len(self.problems)), self.problems, strict=True))
             raise ConfigError([p for _, _, p in ordered], self.props.source)
         spark = {k: v for k, v in self.v.items() if k.startswith(keys.SPARK_PREFIX)}
         return Built(
             clusters=MappingProxyType(clusters), flows=tuple(flows), spark=MappingProxyType(spark),
-            unused_keys=tuple(sorted(unused)), warnings=tuple(self.warnings), source=self.props.source)
+            unused_keys=tuple(sorted(unused)), warnings=tuple(self.warnings), source=self.props.source,
+            metrics_port=metrics_port)
+
+    def _metrics_port(self) -> int | None:
+        """The process's metrics and web view port (`sparkmirror.metrics.port`; 0 = any free port)."""
+        raw = self.v.get(keys.METRICS_PORT)
+        if raw is None or not raw.strip():
+            return None
+        try:
+            port = int(raw.strip())
+        except ValueError:
+            port = -1
+        if not 0 <= port <= 65535:
+            self.problem(keys.METRICS_PORT, f"'{raw}' is not a port number; use 0-65535 (0: any free port), "
+                                            f"or remove it to serve no metrics")
+            return None
+        return port
 
     def _duplicates(self) -> None:
         for key, occurrences in self.props.duplicates.items():
@@ -245,7 +263,7 @@ class _Builder:
                 rest = k.split(".", 1)[1]
                 used = keys.is_client_key(rest) or rest.startswith(tuple(f"{r}." for r in keys.CLIENT_ROLES))
             else:
-                used = (k == keys.CLUSTERS or k in FLOW_KEYS or keys.is_client_key(k)
+                used = (k in (keys.CLUSTERS, keys.METRICS_PORT) or k in FLOW_KEYS or keys.is_client_key(k)
                         or k.startswith((keys.CONFIG_PROVIDERS, keys.SPARK_PREFIX, "replication.policy")))
             if not used:
                 unused.add(k)

@@ -161,12 +161,17 @@ FLOW_SETTINGS: tuple[FlowSetting, ...] = (
     # Spark refuses Real-Time Mode epochs shorter than spark.sql.streaming.realTimeMode.minBatchDuration.
     FlowSetting(keys.REAL_TIME_EPOCH_MS, "real_time_epoch_ms", keys.DEFAULT_REAL_TIME_EPOCH_MS, _int(5000)),
     FlowSetting(keys.REPORT_INTERVAL_MS, "report_interval_ms", keys.DEFAULT_REPORT_INTERVAL_MS, _int(10)),
+    FlowSetting(keys.MEASURE_LAG, "measure_lag", Schedule(*keys.DEFAULT_SCHEDULES[keys.MEASURE_LAG]), _schedule,
+                live=True),
+    # KIP-1280: `legacy` (MM2's kafka.connect.mirror names), `new` (kafka.connect:type=plugins) or both.
+    FlowSetting(keys.METRIC_NAMES_FORMATS, "metric_names_formats", "legacy",
+                _choice("legacy", "new", "legacy,new", "new,legacy"), live=True),
 )
 
-# Flow (connector) keys a file may hold; top-level ones apply to every flow, as in MM2. metric.names.formats
-# names MM2's metrics, which sparkmirror does not have; the plugin classes are checked by the builder.
+# Flow (connector) keys a file may hold; top-level ones apply to every flow, as in MM2. The plugin classes
+# are checked by the builder.
 FLOW_KEYS = frozenset({
-    *(k for s in FLOW_SETTINGS for k in s.file_keys), keys.METRIC_NAMES_FORMATS,
+    *(k for s in FLOW_SETTINGS for k in s.file_keys),
     *keys.DEFAULT_PLUGIN_CLASSES, *keys.DEPRECATED_ALIASES,
 })
 # Fields a running flow reads again on each use; a setting added later restarts its flow unless marked live.

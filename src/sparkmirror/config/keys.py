@@ -50,6 +50,7 @@ SYNC_TOPIC_CONFIGS = "sync.topic.configs"
 SYNC_TOPIC_ACLS = "sync.topic.acls"
 REFRESH_TOPICS = "refresh.topics"
 REFRESH_GROUPS = "refresh.groups"
+MEASURE_LAG = "sparkmirror.measure.lag"  # sparkmirror's own job: source end offsets against positions
 # Pluggable classes: only MM2's own defaults can run here.
 TOPIC_FILTER_CLASS = "topic.filter.class"
 GROUP_FILTER_CLASS = "group.filter.class"
@@ -98,6 +99,7 @@ DEFAULT_SCHEDULES = {
     SYNC_TOPIC_ACLS: (True, 600),
     REFRESH_TOPICS: (True, 5),  # MM2: 600 s; new topics should not wait ten minutes
     REFRESH_GROUPS: (True, 600),
+    MEASURE_LAG: (True, 5),
 }
 
 # sparkmirror's own keys (no MM2 equivalent).
@@ -114,6 +116,10 @@ DEFAULT_REAL_TIME_EPOCH_MS = 60_000
 REPORT_INTERVAL_MS = "sparkmirror.report.interval.ms"
 DEFAULT_REPORT_INTERVAL_MS = 500
 SPARK_PREFIX = "spark."
+# Process-wide: the port of the Prometheus endpoint and the web view (unset: none; `run --metrics-port` wins).
+METRICS_PORT = "sparkmirror.metrics.port"
+# MM2 4.3's metric.names.formats (KIP-1280): which metric names are exported.
+METRIC_NAMES = ("legacy", "new")
 # Connect's own connector settings (ConnectorConfig): valid in an MM2 file, meaningless here.
 CONNECT_CONNECTOR_KEYS = frozenset({
     "name", "connector.class", "tasks.max.enforce", "key.converter", "value.converter", "header.converter",

@@ -29,6 +29,7 @@ class MirrorMakerConfig:
     unused_keys: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     source: str = "<string>"
+    metrics_port: int | None = None  # sparkmirror.metrics.port: Prometheus metrics and the web view
 
     def enabled_flows(self, target_clusters: tuple[str, ...] | None = None) -> list[FlowConfig]:
         """Enabled flows, restricted to those whose target is listed (MM2's `--clusters`)."""

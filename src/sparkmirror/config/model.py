@@ -78,6 +78,8 @@ class FlowConfig:
     trigger_mode: str
     real_time_epoch_ms: int
     report_interval_ms: int
+    measure_lag: Schedule
+    metric_names_formats: str  # legacy | new | legacy,new (MM2 4.3, KIP-1280)
     # source_consumer's auto.offset.reset, checked once at load; its ConfigError when it cannot start a flow
     _reset_policy: str | ConfigError = field(repr=False, compare=False)
 

@@ -10,7 +10,10 @@ it commits the latest checkpoints to the same groups on the target when they are
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from sparkmirror.config.model import FlowConfig
 from sparkmirror.control.ports import GroupAdmin, LogReader, LogRecord, LogWriter
@@ -23,6 +26,7 @@ from sparkmirror.offsets.checkpoints import (
 from sparkmirror.offsets.codec import Checkpoint, OffsetCodecError, decode_checkpoint, encode_checkpoint
 from sparkmirror.offsets.syncs import index_syncs
 from sparkmirror.offsets.translation import SyncIndex
+from sparkmirror.sampled import Distribution, SampledStat
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +41,17 @@ def decode_checkpoints(records: Sequence[LogRecord], where: str) -> list[Checkpo
         except OffsetCodecError as exc:  # MM2's readers skip such records too
             logger.warning("%s offset %d is not a checkpoint, skipped: %s", where, record.offset, exc)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointMetrics:
+    """MM2's checkpoint-latency-ms per (group, remote topic, partition): the time from planning a checkpoint
+    to the target's acknowledgement of its write, over the metrics window. Plus sparkmirror's checkpoint lag
+    per group: committed source offsets minus the upstream offsets of their latest checkpoints, summed over the
+    group's checkpointed partitions (records of progress a failover would not know about yet)."""
+
+    latency_ms: Mapping[CheckpointKey, Distribution]
+    group_lag: Mapping[str, int]
 
 
 class Checkpointer:
@@ -59,6 +74,9 @@ class Checkpointer:
         self._read_checkpoints = read_checkpoints
         self.index = SyncIndex()
         self.last: dict[CheckpointKey, Checkpoint] = {}
+        self._metrics_lock = threading.Lock()  # metrics are read from other threads
+        self._latency: dict[CheckpointKey, SampledStat] = {}
+        self._group_lag: dict[str, int] = {}
 
     def load(self) -> None:
         """Read back the checkpoints already written (the topic exists: the flow's control plane made it)."""
@@ -76,17 +94,45 @@ class Checkpointer:
         if not groups:
             return 0
         committed = self._source_groups.committed(groups)
-        plan = plan_checkpoints(committed, self._remote_topics(), self.index, self.last)
+        remote_topics = self._remote_topics()
+        planned = time.monotonic()
+        plan = plan_checkpoints(committed, remote_topics, self.index, self.last)
         for (group, topic, partition), why in plan.untranslated.items():
             logger.debug("flow %s: no checkpoint for group %s %s-%d: %s", self.flow.name, group, topic,
                          partition, why.reason)
         if plan.emit:
             self._writer.write(self.flow.checkpoints_topic, [encode_checkpoint(c) for c in plan.emit])
+            acked = time.monotonic()
             for checkpoint in plan.emit:
                 self.last[(checkpoint.group, checkpoint.topic, checkpoint.partition)] = checkpoint
+            self._record_latency(plan.emit, (acked - planned) * 1000, acked)
             logger.info("flow %s: %d checkpoint(s) for %d group(s) written to %s", self.flow.name,
                         len(plan.emit), len({c.group for c in plan.emit}), self.flow.checkpoints_topic)
+        self._record_group_lag(committed, remote_topics)
         return len(plan.emit)
+
+    def _record_latency(self, emitted: Sequence[Checkpoint], latency_ms: float, now_s: float) -> None:
+        with self._metrics_lock:
+            for c in emitted:
+                self._latency.setdefault((c.group, c.topic, c.partition), SampledStat()).record(now_s, latency_ms)
+
+    def _record_group_lag(self, committed: Mapping[str, Mapping[tuple[str, int], tuple[int, str]]],
+                          remote_topics: Mapping[str, str]) -> None:
+        lag: dict[str, int] = {}
+        for group, offsets in committed.items():
+            for (topic, partition), (offset, _metadata) in offsets.items():
+                latest = self.last.get((group, remote_topics.get(topic, ""), partition))
+                if latest is not None:
+                    lag[group] = lag.get(group, 0) + max(0, offset - latest.upstream_offset)
+        with self._metrics_lock:
+            self._group_lag = lag
+
+    def metrics(self) -> CheckpointMetrics:
+        """A snapshot for the metrics endpoint; safe from any thread."""
+        now = time.monotonic()
+        with self._metrics_lock:
+            return CheckpointMetrics({k: s.distribution(now) for k, s in self._latency.items()},
+                                     dict(self._group_lag))
 
     def sync_group_offsets(self) -> int:
         """Commit the latest checkpoints to idle groups on the target; returns how many offsets moved."""

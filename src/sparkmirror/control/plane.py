@@ -18,6 +18,7 @@ from sparkmirror.config.flow_settings import Schedule
 from sparkmirror.config.model import FlowConfig
 from sparkmirror.control.checkpointer import Checkpointer
 from sparkmirror.control.config_sync import sync_topic_configs
+from sparkmirror.control.lag_meter import LagMeter, Positions
 from sparkmirror.control.ports import Clients, LogWriter, TopicAdmin
 from sparkmirror.control.topic_sync import create_internal_topic
 from sparkmirror.model import PartitionSummary
@@ -34,14 +35,16 @@ class Job:
     name: str
     schedule: Schedule
     run: Callable[[], object]
+    side_loop: bool = False  # reads the source only: runs beside the jobs a down target can block
 
 
 class FlowControl:
     """Called from the supervisor's thread, except `write_offset_syncs` (the record path's report thread)."""
 
     def __init__(self, flow: FlowConfig, source: TopicAdmin, target: TopicAdmin, clients: Clients,
-                 remote_topics: Callable[[], Mapping[str, str]], clock: Callable[[], float] = time.time) -> None:
-        self.flow = flow
+                 remote_topics: Callable[[], Mapping[str, str]], positions: Positions = lambda: ({}, {}),
+                 clock: Callable[[], float] = time.time) -> None:
+        self._flow = flow
         self.source = source
         self.target = target
         self._clients = clients
@@ -50,6 +53,19 @@ class FlowControl:
         self._syncs_writer: LogWriter | None = None
         self._heartbeats_writer: LogWriter | None = None
         self.checkpointer: Checkpointer | None = None
+        # An admin client of its own: the lag meter runs on another thread than the other jobs' clients.
+        self.lag = LagMeter(flow, clients.admin(flow.source, {**flow.source_admin.rdkafka,
+                                                               "client.id": "sparkmirror-lag"}), clients, positions)
+
+    @property
+    def flow(self) -> FlowConfig:
+        return self._flow
+
+    @flow.setter
+    def flow(self, flow: FlowConfig) -> None:
+        """A live configuration change: every job reads the flow anew."""
+        self._flow = flow
+        self.lag.flow = flow
 
     def start(self) -> None:
         """Create the internal topics and their clients; idempotent, so a retry repeats it safely.
@@ -75,7 +91,8 @@ class FlowControl:
         return [Job("sync topic configs", flow.sync_topic_configs, self.sync_configs),
                 Job("emit heartbeats", flow.emit_heartbeats, self.emit_heartbeat),
                 Job("emit checkpoints", flow.emit_checkpoints, self.emit_checkpoints),
-                Job("sync group offsets", flow.sync_group_offsets, self.sync_group_offsets)]
+                Job("sync group offsets", flow.sync_group_offsets, self.sync_group_offsets),
+                Job("measure lag", flow.measure_lag, self.lag.measure, side_loop=True)]
 
     # -- the record path's reports ---------------------------------------------------------------------
     @property

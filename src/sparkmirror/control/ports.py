@@ -101,3 +101,9 @@ class Clients(Protocol):
     def has_records(self, settings: Mapping[str, str], topic: str, partition: int, start: int, end: int) -> bool:
         """Whether offsets [start, end) of a partition hold a record (not only transaction markers)."""
         ...
+
+    def oldest_records(self, settings: Mapping[str, str], ranges: Mapping[tuple[str, int], tuple[int, int]],
+                       timeout_s: float) -> Mapping[tuple[str, int], int | None]:
+        """Per (topic, partition) -> [start, end): the timestamp of the first record in the range, None when it
+        holds none (only transaction markers), absent when that could not be read in time."""
+        ...

@@ -1,4 +1,5 @@
-"""Whether a range of offsets holds records a consumer sees: how a flow knows it has read a partition to its end.
+"""Whether a range of offsets holds records a consumer sees: how a flow knows it has read a partition to its end,
+and how old the first of them is (the lag meter's and `sparkmirror status`'s lag in seconds).
 
 Writing and reading back whole topics (the demo, the tests) is `sparkmirror.testing.records`.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, Consumer, TopicPartition
 
 
 def has_records_between(settings: Mapping[str, str], topic: str, partition: int, start: int, end: int,
@@ -32,5 +33,58 @@ def has_records_between(settings: Mapping[str, str], topic: str, partition: int,
             if tp.offset >= end:
                 return False
         return True
+    finally:
+        consumer.close()
+
+
+OLDEST_POLL_S = 0.2
+
+
+def oldest_records(settings: Mapping[str, str], ranges: Mapping[tuple[str, int], tuple[int, int]],
+                   timeout_s: float = 5.0) -> dict[tuple[str, int], int | None]:
+    """Per (topic, partition) -> (start, end): the timestamp (ms) of the first record a consumer with these
+    settings sees at an offset in start..end-1, or None when the range holds none (only transaction markers,
+    or aborted records under read_committed). A partition whose answer was not had within the timeout is
+    left out: its age is unknown, not zero.
+
+    One consumer reads every partition, each paused once answered, so a flow of many partitions costs one
+    connection per broker. A start below the log's start (deleted by retention) reads from the oldest record.
+    """
+    out: dict[tuple[str, int], int | None] = {tp: None for tp, (start, end) in ranges.items() if start >= end}
+    pending = {tp: rng for tp, rng in ranges.items() if rng[0] < rng[1]}
+    if not pending:
+        return out
+    consumer = Consumer({**settings, "group.id": f"sparkmirror-peek-{time.time_ns()}",
+                         "enable.auto.commit": "false", "enable.auto.offset.store": "false",
+                         "enable.partition.eof": "false", "auto.offset.reset": "earliest",
+                         # one record per partition is wanted: fetch little, and prefetch nothing more
+                         "max.partition.fetch.bytes": "65536", "fetch.max.bytes": "1048576",
+                         "queued.min.messages": "1"})
+    try:
+        consumer.assign([TopicPartition(topic, partition, start) for (topic, partition), (start, _) in pending.items()])
+        deadline = time.monotonic() + timeout_s
+        while pending and time.monotonic() < deadline:
+            answered: list[tuple[str, int]] = []
+            for msg in consumer.consume(num_messages=500, timeout=OLDEST_POLL_S):
+                tp = (msg.topic(), msg.partition())
+                if msg.error() or tp not in pending:
+                    continue
+                kind, timestamp = msg.timestamp()
+                if msg.offset() >= pending[tp][1]:
+                    out[tp] = None
+                elif kind != TIMESTAMP_NOT_AVAILABLE:
+                    out[tp] = timestamp
+                answered.append(tp)  # a record without a timestamp: seen, but its age stays unknown
+                del pending[tp]
+            # Positions, not last offsets: the consumer steps over markers without handing them out.
+            for position in consumer.position([TopicPartition(t, p) for t, p in pending]):
+                tp = (position.topic, position.partition)
+                if position.offset >= pending[tp][1]:
+                    out[tp] = None
+                    answered.append(tp)
+                    del pending[tp]
+            if answered:
+                consumer.pause([TopicPartition(t, p) for t, p in answered])
+        return out
     finally:
         consumer.close()

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.groups import ConsumerGroups
 from sparkmirror.kafka.internal_log import InternalRecord, InternalTopicReader, InternalTopicWriter, read_internal_topic
-from sparkmirror.kafka.records import has_records_between
+from sparkmirror.kafka.records import has_records_between, oldest_records
 
 
 class KafkaClients:
@@ -39,3 +39,7 @@ class KafkaClients:
     def has_records(self, settings: Mapping[str, str], topic: str, partition: int, start: int, end: int) -> bool:
         """Whether offsets [start, end) of a source partition hold a record (not only transaction markers)."""
         return has_records_between(dict(settings), topic, partition, start, end)
+
+    def oldest_records(self, settings: Mapping[str, str], ranges: Mapping[tuple[str, int], tuple[int, int]],
+                       timeout_s: float) -> dict[tuple[str, int], int | None]:
+        return oldest_records(dict(settings), ranges, timeout_s)

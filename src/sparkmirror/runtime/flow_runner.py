@@ -58,7 +58,8 @@ class FlowRunner:
         self.until_caught_up = until_caught_up
         self.slots_in_use = slots_in_use  # Real-Time Mode task slots held by the process's other flows
         self.control = FlowControl(flow, source, target, clients,
-                                   lambda: dict(self.plan.remote_topics) if self.plan is not None else {})
+                                   lambda: dict(self.plan.remote_topics) if self.plan is not None else {},
+                                   self._read_positions)
         self._flow = flow
         self.progress = FlowProgress(flow.name)
         self.plan: TopicPlan | None = None
@@ -273,17 +274,28 @@ class FlowRunner:
         return False
 
     # -- what the flow is doing, for the CLI, logs and metrics -----------------------------------------
+    def _read_positions(self) -> tuple[dict[str, int], dict[tuple[str, int], int]]:
+        """The partitions the query reads and their positions (for the lag meter); safe from any thread."""
+        assignment = dict(self.assignment)
+        with self._lock:
+            positions = {(t, p): o for t, tp in (self._positions or {}).items() for p, o in tp.next_offsets.items()
+                         if t in assignment}
+        return assignment, positions
+
     def status(self) -> FlowStatus:
         """An immutable snapshot; safe from any thread (positions under their lock, the rest are replaced
         whole, never mutated in place)."""
-        with self._lock:
-            positions = {(t, p): o for t, tp in (self._positions or {}).items() for p, o in tp.next_offsets.items()
-                         if t in self.assignment}
-        failure, query, assignment, restarts = self.failure, self.query, dict(self.assignment), list(self.restarts)
+        assignment, positions = self._read_positions()
+        failure, query, restarts, plan = self.failure, self.query, list(self.restarts), self.plan
         state = ("stopped" if self._stopped else "failed" if failure is not None
                  else "running" if query is not None else "idle")
-        return FlowStatus(self.flow.name, state, failure, assignment, positions, self.progress.snapshot(),
-                          len(restarts), restarts[-1].reason if restarts else None)
+        checkpointer = self.control.checkpointer
+        flow = self.flow
+        return FlowStatus(flow.name, state, failure, assignment, positions, self.progress.snapshot(),
+                          len(restarts), restarts[-1].reason if restarts else None, flow.source, flow.target,
+                          dict(plan.remote_topics) if plan is not None else {}, self.control.lag.latest,
+                          checkpointer.metrics() if checkpointer is not None else None,
+                          tuple(f.strip() for f in flow.metric_names_formats.split(",")))
 
 
 def _describe_change(before: dict[str, int], after: dict[str, int], recreated: list[str]) -> str:

@@ -6,9 +6,12 @@ sees a flow half-way through a restart.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from sparkmirror.control.checkpointer import CheckpointMetrics
+from sparkmirror.offsets.lag import PartitionLag, RecoveryPoint, recovery_point
 from sparkmirror.runtime.progress import ProgressSnapshot
 
 
@@ -28,6 +31,31 @@ class FlowStatus:
     progress: ProgressSnapshot
     restarts: int  # query (re)starts, the first included
     last_restart: str | None  # why the running query started
+    source: str = ""
+    target: str = ""
+    remote_topics: Mapping[str, str] = field(default_factory=dict)  # source topic -> remote topic
+    lag: tuple[PartitionLag, ...] | None = None  # the last `measure lag` round; None before the first
+    checkpoints: CheckpointMetrics | None = None
+    metric_names: tuple[str, ...] = ("legacy",)  # metric.names.formats
+
+    def recovery_point(self, now_ms: int) -> RecoveryPoint | None:
+        """Records and seconds lost if the source died now (None before lag was first measured)."""
+        return None if self.lag is None else recovery_point(self.lag, now_ms)
+
+    def remote(self, topic: str) -> str:
+        return self.remote_topics.get(topic, topic)
+
+
+@dataclass(frozen=True, slots=True)
+class JobStatus:
+    """One periodic job of a flow (`emit checkpoints`, `measure lag`, ...) since the process started."""
+
+    flow: str
+    name: str
+    runs: int
+    failures: int
+    failures_in_a_row: int
+    last_error: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,13 +63,24 @@ class Status:
     """Every flow of the process, in configuration order."""
 
     flows: tuple[FlowStatus, ...]
+    jobs: tuple[JobStatus, ...] = ()
+    clusters: tuple[str, ...] = ()
 
     def flow(self, name: str) -> FlowStatus:
         return next(f for f in self.flows if f.flow == name)
 
-    def lines(self) -> list[str]:
+    def lines(self, now_ms: int | None = None) -> list[str]:
         """One log line per flow."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         return [f"flow {f.flow}: {f.state}; {len(f.assignment)} topic(s), {sum(f.assignment.values())} "
                 f"partition(s); {f.progress.records} records, {f.progress.bytes} bytes replicated; "
-                f"{f.restarts} start(s), {f.progress.retries} retries"
+                + (f"lag {rp.records} records, {_seconds(rp.seconds)}; " if (rp := f.recovery_point(now_ms))
+                   else "") + f"{f.restarts} start(s), {f.progress.retries} retries"
                 + (f"; failure: {f.failure}" if f.failure else "") for f in self.flows]
+
+    def flow_jobs(self, flow: str) -> list[JobStatus]:
+        return [j for j in self.jobs if j.flow == flow]
+
+
+def _seconds(value: float | None) -> str:
+    return "age unknown" if value is None else f"{value:.1f} s"

@@ -28,7 +28,7 @@ from sparkmirror.runtime.engine import Engine
 from sparkmirror.runtime.flow_runner import FlowRunner
 from sparkmirror.runtime.scheduler import Scheduler, backoff_s
 from sparkmirror.runtime.state import check_state_dir
-from sparkmirror.runtime.status import Status
+from sparkmirror.runtime.status import JobStatus, Status
 from sparkmirror.runtime.stopping import DEFAULT_STOP_TIMEOUT_S, StopDeadline
 
 logger = logging.getLogger(__name__)
@@ -70,6 +70,10 @@ class Supervisor:
             check_state_dir(self.state_dir, [self._flow_dir(f) for f in config.enabled_flows(target_clusters)])
         self.flows: dict[str, FlowRunner] = {f.name: self._runner(f) for f in config.enabled_flows(target_clusters)}
         self.scheduler = Scheduler(clock)
+        # Jobs that only read the source (`measure lag`) run on a loop of their own: a target that is down
+        # blocks the control jobs writing to it for their timeouts, which is when lag matters most.
+        self.side_scheduler = Scheduler(clock)
+        self._side_thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._reload_requested = threading.Event()
         self._watcher = None
@@ -133,6 +137,18 @@ class Supervisor:
             self._watch(self.config_path)
         if not self.until_caught_up:
             self.scheduler.every("log status", STATUS_LOG_INTERVAL_S, self._log_status)
+            self._side_thread = threading.Thread(target=self._side_loop, name="sparkmirror-side-jobs", daemon=True)
+            self._side_thread.start()
+
+    def _side_loop(self, poll_s: float = 0.2) -> None:
+        """Runs the jobs of `side_scheduler` until the stop; daemon: a stop never waits for it."""
+        while not self._stop.is_set():
+            self.side_scheduler.run_due(self._stop.is_set)
+            self._stop.wait(poll_s)
+
+    def _cancel(self, prefix: str) -> None:
+        self.scheduler.cancel(prefix)
+        self.side_scheduler.cancel(prefix)
 
     def _start_runner(self, runner: FlowRunner, raise_error: bool = False) -> Exception | None:
         """Start one flow and its jobs; a failure is the flow's (logged, returned), not the process's,
@@ -158,7 +174,7 @@ class Supervisor:
         if self.until_caught_up or self._stop.is_set():
             return
         name = runner.flow.name
-        self.scheduler.cancel(f"{name}: ")
+        self._cancel(f"{name}: ")
         attempt = self._failures_in_a_row.get(name, 0) + 1
         self._failures_in_a_row[name] = attempt
         delay = backoff_s(attempt, RETRY_FIRST_S, RETRY_MAX_S)
@@ -183,12 +199,13 @@ class Supervisor:
     def _schedule(self, runner: FlowRunner) -> None:
         """The flow's jobs: its query's topic refresh, then its control plane's (control/plane.FlowControl)."""
         name = runner.flow.name
-        self.scheduler.cancel(f"{name}: ")
+        self._cancel(f"{name}: ")
         if runner.flow.refresh_topics.enabled:
             self.scheduler.every(f"{name}: refresh topics", runner.flow.refresh_topics.interval_s, runner.refresh)
         for job in runner.control.jobs():
             if job.schedule.enabled:
-                self.scheduler.every(f"{name}: {job.name}", job.schedule.interval_s, job.run)
+                scheduler = self.side_scheduler if job.side_loop else self.scheduler
+                scheduler.every(f"{name}: {job.name}", job.schedule.interval_s, job.run)
 
     def wait(self, poll_s: float = 0.5) -> None:
         """Block until stop() or, with until_caught_up, until every query finished.
@@ -224,7 +241,7 @@ class Supervisor:
                 failed.append(runner)
                 if not was_failed:
                     logger.error("flow %s failed: %s", runner.flow.name, runner.failure)
-                    self.scheduler.cancel(f"{runner.flow.name}: ")
+                    self._cancel(f"{runner.flow.name}: ")
                     self._retry_later(runner)
             elif runner.healthy_for(RETRY_MAX_S):
                 self._failures_in_a_row.pop(runner.flow.name, None)
@@ -236,7 +253,15 @@ class Supervisor:
     # -- status ----------------------------------------------------------------------------------------
     def status(self) -> Status:
         """A snapshot of every flow; safe from any thread."""
-        return Status(tuple(runner.status() for runner in list(self.flows.values())))
+        jobs = []
+        stats_by_name = {**self.scheduler.stats.copy(), **self.side_scheduler.stats.copy()}  # copies: atomic
+        for name, stats in sorted(stats_by_name.items()):
+            flow, _, job = name.partition(": ")
+            if flow in self.flows and job:
+                jobs.append(JobStatus(flow, job, stats.runs, stats.failures, stats.failures_in_a_row,
+                                      stats.last_error))
+        return Status(tuple(runner.status() for runner in list(self.flows.values())), tuple(jobs),
+                      tuple(self.config.clusters))
 
     def _log_status(self) -> None:
         for line in self.status().lines():
@@ -274,13 +299,13 @@ class Supervisor:
     def _apply_diff(self, diff, new_flows: dict[str, FlowConfig]) -> None:  # config.diff.ConfigDiff
         for name in diff.removed:
             logger.info("flow %s removed by the new configuration; stopping it", name)
-            self.scheduler.cancel(f"{name}: ")
+            self._cancel(f"{name}: ")
             self.flows.pop(name).stop()
         for name, change in diff.changed.items():
             runner = self.flows[name]
             if change.restart:
                 logger.info("flow %s restarts with its new settings", name)
-                self.scheduler.cancel(f"{name}: ")
+                self._cancel(f"{name}: ")
                 runner.stop()
                 self.flows[name] = self._runner(new_flows[name])
                 self._start_runner(self.flows[name])

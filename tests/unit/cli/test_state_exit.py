@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
+from sparkmirror.cli.common import _exit_status
 from sparkmirror.cli.exit_codes import ExitStatus
-from sparkmirror.cli.main import _exit_status, cli
+from sparkmirror.cli.main import cli
 from sparkmirror.errors import StateError
 
 

@@ -45,7 +45,7 @@ def test_the_table_drives_known_keys_reload_labels_and_live_fields():
     assert FIELD_KEYS["sync_topic_acls"] == "sync.topic.acls"
     jobs = {s.field for s in FLOW_SETTINGS if isinstance(s.default, Schedule)}
     assert set(LIVE_FIELDS) == {"topics", "topics_exclude", "config_properties_exclude", "use_defaults_from",
-                                "heartbeats_replication_enabled", *jobs}
+                                "heartbeats_replication_enabled", "metric_names_formats", *jobs}
 
 
 @pytest.mark.parametrize(("line", "text"), [

@@ -122,7 +122,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             byte[] key = row.isNullAt(4) ? null : (byte[]) row.get(4);
             byte[] value = row.isNullAt(5) ? null : (byte[]) row.get(5);
             long timestamp = Math.max(row.getLong(3), 0L);
-            p.log.sent(offset);
+            p.log.sent(offset, timestamp, now);
             sending = offset;
             producer.send(new ProducerRecord<>(p.log.remoteTopic, partition, timestamp, key, value,
                                                java.util.Arrays.asList(headers)), p);
@@ -310,8 +310,9 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         @Override
         public void onCompletion(RecordMetadata metadata, Exception exception) {
             if (exception == null) {
-                log.acked(metadata.offset(), Math.max(metadata.serializedKeySize(), 0)
-                                             + Math.max(metadata.serializedValueSize(), 0));
+                int valueBytes = Math.max(metadata.serializedValueSize(), 0);
+                log.acked(metadata.offset(), Math.max(metadata.serializedKeySize(), 0) + valueBytes, valueBytes,
+                          System.currentTimeMillis());
                 return;
             }
             // Called inside send() (the task thread holds the writer's lock) for a record refused at once;

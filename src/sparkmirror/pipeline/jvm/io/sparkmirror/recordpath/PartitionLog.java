@@ -12,6 +12,9 @@ import java.util.Map;
  *
  * <p>{@link #report} hands out the acknowledged prefix not reported yet, as exact offset syncs: the first and
  * last record and both records around every place where the two offset sequences stop advancing one by one.
+ * It also carries MM2's per-partition metrics of the same records: record age (send time minus the source
+ * timestamp, MM2's {@code record-age-ms}), replication latency (acknowledgement time minus the source timestamp,
+ * MM2's {@code replication-latency-ms}) and value bytes (MM2's {@code byte-count} counts values only).
  * Thread-safe: the task thread sends, the producer's I/O thread acknowledges, the reporter reports.
  */
 final class PartitionLog {
@@ -20,12 +23,16 @@ final class PartitionLog {
     final String remoteTopic;
     private long[] upstream = new long[64];
     private long[] downstream = new long[64];
+    private long[] timestamps = new long[64];  // source timestamp of each sent record, beside `upstream`
     private int sent;
     private int acked;
     private long skipped;
     private long bytes;               // of the acknowledged records not reported yet
     private long seenNext = -1;       // one past the last offset seen, written or skipped
     private long reportedNext = -1;   // next_upstream of the last report
+    private long valueBytes;          // value bytes of the acknowledged records not reported yet
+    private final Stats age = new Stats();      // of the records sent since the last report
+    private final Stats latency = new Stats();  // of the records acknowledged since the last report
 
     PartitionLog(String topic, int partition, String remoteTopic) {
         this.topic = topic;
@@ -33,12 +40,15 @@ final class PartitionLog {
         this.remoteTopic = remoteTopic;
     }
 
-    synchronized void sent(long offset) {
+    synchronized void sent(long offset, long timestamp, long now) {
         if (sent == upstream.length) {
             upstream = Arrays.copyOf(upstream, sent * 2);
+            timestamps = Arrays.copyOf(timestamps, sent * 2);
         }
+        timestamps[sent] = timestamp;
         upstream[sent++] = offset;
         seenNext = offset + 1;
+        age.add(now - timestamp);
     }
 
     synchronized void skipped(long offset) {
@@ -46,12 +56,14 @@ final class PartitionLog {
         seenNext = offset + 1;
     }
 
-    synchronized void acked(long offset, int recordBytes) {
+    synchronized void acked(long offset, int recordBytes, int recordValueBytes, long now) {
         if (acked == downstream.length) {
             downstream = Arrays.copyOf(downstream, Math.max(acked * 2, upstream.length));
         }
+        latency.add(now - timestamps[acked]);
         downstream[acked++] = offset;
         bytes += recordBytes;
+        valueBytes += recordValueBytes;
     }
 
     synchronized long upstreamAt(int index) {
@@ -91,13 +103,18 @@ final class PartitionLog {
         out.put("sync_upstream", syncUp);
         out.put("sync_downstream", syncDown);
         out.put("sync_runs", runs);
+        out.put("value_bytes", valueBytes);
+        out.put("record_age_ms", age.take());
+        out.put("replication_latency_ms", latency.take());
         // drop the reported prefix
         int rest = sent - acked;
         System.arraycopy(upstream, acked, upstream, 0, rest);
+        System.arraycopy(timestamps, acked, timestamps, 0, rest);
         sent = rest;
         acked = 0;
         skipped = 0;
         bytes = 0;
+        valueBytes = 0;
         reportedNext = next;
         return out;
     }
@@ -110,12 +127,12 @@ final class PartitionLog {
         PartitionLog log = new PartitionLog("t", 0, "A.t");
         for (String offset : upstream.split(",")) {
             if (!offset.isEmpty()) {
-                log.sent(Long.parseLong(offset));
+                log.sent(Long.parseLong(offset), 0L, 0L);
             }
         }
         for (String offset : downstream.split(",")) {
             if (!offset.isEmpty()) {
-                log.acked(Long.parseLong(offset), 1);
+                log.acked(Long.parseLong(offset), 1, 1, 0L);
             }
         }
         return new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(log.report());
@@ -140,5 +157,33 @@ final class PartitionLog {
 
     private boolean broken(int i) {
         return upstream[i + 1] - upstream[i] != 1 || downstream[i + 1] - downstream[i] != 1;
+    }
+
+    /** Count, sum, min, max and last of millisecond values; {@link #take} hands them out and starts again. */
+    private static final class Stats {
+        private long count;
+        private long sum;
+        private long min = Long.MAX_VALUE;
+        private long max = Long.MIN_VALUE;
+        private long last;
+
+        void add(long valueMs) {
+            long v = Math.max(0L, valueMs);  // a source clock ahead of ours is not a negative age
+            count++;
+            sum += v;
+            min = Math.min(min, v);
+            max = Math.max(max, v);
+            last = v;
+        }
+
+        /** [count, sum, min, max, last], or an empty list when nothing was added. */
+        List<Long> take() {
+            List<Long> out = count == 0 ? List.of() : List.of(count, sum, min, max, last);
+            count = 0;
+            sum = 0;
+            min = Long.MAX_VALUE;
+            max = Long.MIN_VALUE;
+            return out;
+        }
     }
 }

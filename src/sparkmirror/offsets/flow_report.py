@@ -1,0 +1,241 @@
+"""What `sparkmirror status` reports of a flow, assembled from what was read off its clusters. Pure.
+
+The reading is `sparkmirror.mirror_status`; here the replicated position of each source partition comes from
+its last offset sync, its lag from `offsets.lag`, its throughput from the syncs of the last minute, and the
+flow's state from all of that: caught up, replicating, stalled, not started, or unreachable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from sparkmirror.offsets.codec import Checkpoint
+from sparkmirror.offsets.lag import PartitionLag, partition_lag, recovery_point
+from sparkmirror.offsets.syncs import SYNC_END, OffsetSync, SyncLink
+
+TopicPartition = tuple[str, int]
+ACTIVE_WINDOW_MS = 60_000  # a flow with a sync this recent is replicating; the window of the throughput too
+
+CAUGHT_UP, REPLICATING, STALLED, NOT_STARTED = "caught up", "replicating", "stalled", "not started"
+UNREACHABLE, UNKNOWN = "unreachable", "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenSync:
+    """An offset-syncs record as read back: the sync, its link (None: written by MM2) and when it was written."""
+
+    sync: OffsetSync
+    link: SyncLink | None
+    timestamp_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class LastSync:
+    upstream_offset: int
+    downstream_offset: int
+    timestamp_ms: int
+    age_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionStatus:
+    """One source partition. None where the cluster holding the number did not answer."""
+
+    topic: str
+    partition: int
+    state: str
+    end_offset: int | None  # the source's high watermark
+    position: int | None  # the next source offset to replicate
+    lag_records: int | None
+    lag_seconds: float | None  # age of the oldest record not replicated yet (None: unknown)
+    throughput: float  # records/s, from the offset syncs of the last minute
+    last_sync: LastSync | None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointedPartition:
+    topic: str  # the remote topic, on the target
+    partition: int
+    upstream_offset: int
+    downstream_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupCheckpoints:
+    """A group's latest checkpoints; `timestamp_ms` is when the newest of them was written."""
+
+    group: str
+    timestamp_ms: int
+    age_s: float
+    partitions: tuple[CheckpointedPartition, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Unreachable:
+    cluster: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class FlowReport:
+    flow: str
+    source: str
+    target: str
+    state: str
+    measured_ms: int
+    lag_records: int | None
+    lag_seconds: float | None
+    throughput: float
+    partitions: tuple[PartitionStatus, ...]
+    groups: tuple[GroupCheckpoints, ...]
+    unreachable: tuple[Unreachable, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class StatusReport:
+    flows: tuple[FlowReport, ...]
+
+    @property
+    def unreachable(self) -> tuple[str, ...]:
+        """The aliases of the clusters that did not answer, each once."""
+        return tuple(dict.fromkeys(u.cluster for f in self.flows for u in f.unreachable))
+
+    def to_json(self) -> dict:
+        return {"flows": [f.to_json() for f in self.flows], "unreachable": list(self.unreachable)}
+
+
+# -- assembly -----------------------------------------------------------------------------------------------
+
+def syncs_by_partition(syncs: Iterable[WrittenSync]) -> dict[TopicPartition, list[WrittenSync]]:
+    """Each source partition's syncs, in the order written."""
+    out: dict[TopicPartition, list[WrittenSync]] = {}
+    for written in syncs:
+        out.setdefault((written.sync.topic, written.sync.partition), []).append(written)
+    return out
+
+
+def replicated_position(last: WrittenSync) -> int:
+    """The next source offset to replicate after the last sync written: one past it, or for sparkmirror's
+    `end` link the offset the flow had read to (offsets between were markers or already on the target).
+
+    Exact for sparkmirror, which writes a sync for the last record of every report. MM2 writes syncs
+    sparsely, so for its flows this is a lower bound (and the lag an upper bound)."""
+    after = last.sync.upstream_offset + 1
+    if last.link is not None and last.link.kind == SYNC_END and last.link.next_upstream is not None:
+        return max(after, last.link.next_upstream)
+    return after
+
+
+def positions(by_partition: Mapping[TopicPartition, Sequence[WrittenSync]],
+              watermarks: Mapping[TopicPartition, tuple[int, int]]) -> dict[TopicPartition, int]:
+    """The replicated position of every partition of `watermarks`: its low watermark when it has no sync."""
+    out = {}
+    for tp, (low, _) in watermarks.items():
+        syncs = by_partition.get(tp)
+        out[tp] = replicated_position(syncs[-1]) if syncs else low
+    return out
+
+
+def throughput(syncs: Sequence[WrittenSync], now_ms: int, window_ms: int = ACTIVE_WINDOW_MS) -> float:
+    """Records/s of one partition over the last `window_ms`: upstream offsets advanced from the last sync
+    before the window (or the first in it) to the newest, over the time from the window's start (or that
+    first sync) to the newest. 0 when no sync was written in the window."""
+    start_ms = now_ms - window_ms
+    if not syncs or syncs[-1].timestamp_ms < start_ms:
+        return 0.0
+    first_in = next(i for i, s in enumerate(syncs) if s.timestamp_ms >= start_ms)
+    base = syncs[first_in - 1] if first_in > 0 else syncs[first_in]
+    newest = syncs[-1]
+    elapsed_ms = newest.timestamp_ms - max(base.timestamp_ms, start_ms)
+    if elapsed_ms <= 0:
+        return 0.0
+    return max(0, newest.sync.upstream_offset - base.sync.upstream_offset) * 1000.0 / elapsed_ms
+
+
+def group_checkpoints(checkpoints: Iterable[tuple[Checkpoint, int]], now_ms: int) -> tuple[GroupCheckpoints, ...]:
+    """Per group, the latest checkpoint of each (remote topic, partition), as MM2's readers keep them, and
+    when the newest of those was written. `checkpoints` are (checkpoint, record timestamp) in topic order."""
+    latest: dict[str, dict[TopicPartition, tuple[Checkpoint, int]]] = {}
+    for checkpoint, timestamp_ms in checkpoints:
+        latest.setdefault(checkpoint.group, {})[(checkpoint.topic, checkpoint.partition)] = (checkpoint, timestamp_ms)
+    out = []
+    for group, by_tp in sorted(latest.items()):
+        newest = max(ts for _, ts in by_tp.values())
+        out.append(GroupCheckpoints(group, newest, _age_s(now_ms, newest), tuple(
+            CheckpointedPartition(c.topic, c.partition, c.upstream_offset, c.downstream_offset)
+            for _, (c, _) in sorted(by_tp.items()))))
+    return tuple(out)
+
+
+def partition_state(lag: PartitionLag | None, last: WrittenSync | None, now_ms: int,
+                    window_ms: int = ACTIVE_WINDOW_MS) -> str:
+    if lag is None:
+        return UNKNOWN
+    if lag.records == 0:
+        return CAUGHT_UP
+    if last is None:
+        return NOT_STARTED
+    return REPLICATING if last.timestamp_ms >= now_ms - window_ms else STALLED
+
+
+def flow_state(lag_records: int | None, syncs: Sequence[WrittenSync] | None, unreachable: Sequence[Unreachable],
+               now_ms: int, window_ms: int = ACTIVE_WINDOW_MS) -> str:
+    """unreachable (a cluster did not answer), caught up (no lag), not started (no offset sync at all),
+    replicating (a sync in the window) or stalled (lag, and no sync for the whole window)."""
+    if unreachable:
+        return UNREACHABLE
+    if lag_records == 0:
+        return CAUGHT_UP
+    if not syncs:
+        return NOT_STARTED
+    newest = max(s.timestamp_ms for s in syncs)
+    return REPLICATING if newest >= now_ms - window_ms else STALLED
+
+
+def assemble_flow(flow: str, source: str, target: str, syncs: Sequence[WrittenSync] | None,
+                  watermarks: Mapping[TopicPartition, tuple[int, int]] | None,
+                  oldest: Mapping[TopicPartition, int | None], checkpoints: Iterable[tuple[Checkpoint, int]],
+                  now_ms: int, unreachable: Sequence[Unreachable] = (), notes: Sequence[str] = (),
+                  window_ms: int = ACTIVE_WINDOW_MS) -> FlowReport:
+    """The report of one flow from what was read.
+
+    `syncs` None: the offset syncs could not be read; `watermarks` None: the source did not answer (the
+    partitions are then those with syncs). `oldest` is `kafka.records.oldest_records` of the unreplicated
+    ranges: a partition missing from it has records of unknown age.
+    """
+    by_partition = syncs_by_partition(syncs or ())
+    partitions = sorted(watermarks) if watermarks is not None else sorted(by_partition)
+    rows, lags = [], []
+    for tp in partitions:
+        topic, partition = tp
+        history = by_partition.get(tp, [])
+        last = history[-1] if history else None
+        end = watermarks[tp][1] if watermarks is not None else None
+        position = (replicated_position(last) if last is not None
+                    else watermarks[tp][0] if watermarks is not None and syncs is not None else None)
+        lag = None
+        if end is not None and position is not None:
+            has_record = tp not in oldest or oldest[tp] is not None
+            lag = partition_lag(topic, partition, end, position, oldest.get(tp), has_record, now_ms)
+            lags.append(lag)
+        rows.append(PartitionStatus(
+            topic, partition, partition_state(lag, last, now_ms, window_ms), end, position,
+            None if lag is None else lag.records, None if lag is None else lag.seconds(now_ms),
+            throughput(history, now_ms, window_ms),
+            None if last is None else LastSync(last.sync.upstream_offset, last.sync.downstream_offset,
+                                               last.timestamp_ms, _age_s(now_ms, last.timestamp_ms))))
+    known = watermarks is not None and syncs is not None  # else partitions or positions are missing
+    point = recovery_point(lags, now_ms)
+    lag_records = point.records if known else None
+    return FlowReport(flow, source, target, flow_state(lag_records, syncs, unreachable, now_ms, window_ms), now_ms,
+                      lag_records, point.seconds if known else None, sum(r.throughput for r in rows), tuple(rows),
+                      group_checkpoints(checkpoints, now_ms), tuple(unreachable), tuple(notes))
+
+
+def _age_s(now_ms: int, timestamp_ms: int) -> float:
+    return max(0, now_ms - timestamp_ms) / 1000.0
