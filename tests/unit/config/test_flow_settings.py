@@ -70,3 +70,12 @@ def test_defaults_and_settings_acted_on_give_no_warning():
     config = load(TWO + "a->b.enabled = true\nsync.topic.acls.enabled = false\nemit.heartbeats.interval.seconds = 2\n"
                         "exactly.once.support = requested\ntasks.max = 2\n")
     assert config.warnings == ()
+
+
+def test_the_metrics_port_is_process_wide_and_metric_names_formats_is_a_flow_setting():
+    config = load(TWO + "sparkmirror.metrics.port = 0\nmetric.names.formats = legacy,new\n"
+                        "b->a.metric.names.formats = new\n")
+    assert config.metrics_port == 0 and config.unused_keys == ()
+    assert config.flow("a", "b").metric_names_formats == "legacy,new"
+    assert config.flow("b", "a").metric_names_formats == "new"
+    assert load(TWO).metrics_port is None and load(TWO).flow("a", "b").metric_names_formats == "legacy"
