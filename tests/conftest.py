@@ -14,8 +14,12 @@ import secrets
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from sparkmirror.testing.tls_material import StoreFiles, TrustFiles
 
 
 @dataclass(frozen=True)
@@ -118,3 +122,105 @@ def spark():
 def unique() -> str:
     """A short unique suffix for topic, group and folder names."""
     return uuid.uuid4().hex[:8]
+
+
+# -- TLS, mTLS and SASL_SSL clusters (issue 16) --------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SecuredCluster:
+    """A broker with an SSL, an MTLS (client certificates required) and a SASL_SSL listener, under the
+    StandardAuthorizer; `internal` is its PLAINTEXT listener (a super user) for setting up and checking data."""
+
+    bootstraps: dict[str, str]  # listener name -> bootstrap.servers
+    internal: str
+
+
+@dataclass(frozen=True)
+class SecuredClusters:
+    """Two SecuredClusters signed by one CA, the clients' stores, and a CA nobody trusts.
+
+    Principals: `mirror` (a super user: SASL user and client certificate CN) and `app` (no ACLs: denied).
+    """
+
+    source: SecuredCluster
+    target: SecuredCluster
+    trust: TrustFiles  # of the CA that signed the brokers' and clients' certificates
+    other_trust: TrustFiles  # of an unrelated CA
+    identities: dict[str, StoreFiles]  # principal -> the key stores of its client certificate
+    other_identity: StoreFiles  # a client certificate (CN mirror) from the unrelated CA
+    users: dict[str, str]  # SASL user -> password
+
+    def mm2_lines(self, alias: str, mode: str, principal: str = "mirror") -> str:
+        """The properties an MM2 user writes for cluster `alias` (A: source, B: target) as `principal`, by
+        `mode`: ssl-pem / ssl-pkcs12 (server-authenticated TLS trusting a PEM or PKCS12 trust store), mtls-pem
+        (a client certificate with an encrypted PEM key), mtls-pkcs12 (a PKCS12 key store), sasl_ssl (SCRAM-SHA-512
+        over TLS, PKCS12 trust store)."""
+        cluster = self.source if alias == "A" else self.target
+        listener = {"ssl": "SSL", "mtls": "MTLS", "sasl_ssl": "SASL_SSL"}[mode.split("-")[0]]
+        protocol = "SASL_SSL" if listener == "SASL_SSL" else "SSL"
+        lines = [f"bootstrap.servers = {cluster.bootstraps[listener]}", f"security.protocol = {protocol}"]
+        if mode.endswith("-pem"):
+            lines += ["ssl.truststore.type = PEM", f"ssl.truststore.location = {self.trust.pem}"]
+        else:
+            lines += ["ssl.truststore.type = PKCS12", f"ssl.truststore.location = {self.trust.pkcs12}",
+                      f"ssl.truststore.password = {self.trust.password}"]
+        identity = self.identities[principal]
+        if mode == "mtls-pem":
+            lines += ["ssl.keystore.type = PEM", f"ssl.keystore.location = {identity.encrypted_pem}",
+                      f"ssl.key.password = {identity.key_password}"]
+        elif mode == "mtls-pkcs12":
+            lines += ["ssl.keystore.type = PKCS12", f"ssl.keystore.location = {identity.pkcs12}",
+                      f"ssl.keystore.password = {identity.store_password}",
+                      f"ssl.key.password = {identity.store_password}"]
+        elif mode == "sasl_ssl":
+            lines += ["sasl.mechanism = SCRAM-SHA-512",
+                      "sasl.jaas.config = org.apache.kafka.common.security.scram.ScramLoginModule required "
+                      f'username="{principal}" password="{self.users[principal]}";']
+        return "".join(f"{alias}.{line}\n" for line in lines)
+
+
+@pytest.fixture(scope="session")
+def secured_clusters(tmp_path_factory) -> Iterator[SecuredClusters]:
+    """Two brokers (A: PEM stores, its key encrypted; B: PKCS12 stores), started on first use."""
+    from sparkmirror.testing.kafka_cluster import BrokerTls, ClientListener, LocalKafkaCluster
+    from sparkmirror.testing.tls_material import CertificateAuthority, write_identity, write_trust
+
+    folder = tmp_path_factory.mktemp("tls")
+    ca, other_ca = CertificateAuthority.create(), CertificateAuthority.create("untrusted test CA")
+    trust = write_trust(folder, "ca", [ca], f"trust-{secrets.token_hex(6)}")
+    other_trust = write_trust(folder, "other-ca", [other_ca], f"trust-{secrets.token_hex(6)}")
+    server = write_identity(folder, "broker", ca.issue_server(), f"key-{secrets.token_hex(6)}",
+                            f"store-{secrets.token_hex(6)}")
+    identities = {name: write_identity(folder, name, ca.issue(name), f"key-{secrets.token_hex(6)}",
+                                       f"store-{secrets.token_hex(6)}") for name in ("mirror", "app")}
+    other_identity = write_identity(folder, "stranger", other_ca.issue("mirror"), "key-stranger", "store-stranger")
+    users = {name: f"pw-{secrets.token_urlsafe(12)}" for name in ("mirror", "app")}
+    stores = {
+        "A": BrokerTls(server.encrypted_pem, "PEM", trust.pem, "PEM", trust.pem, key_password=server.key_password),
+        "B": BrokerTls(server.pkcs12, "PKCS12", trust.pkcs12, "PKCS12", trust.pem,
+                       keystore_password=server.store_password, key_password=server.store_password,
+                       truststore_password=trust.password),
+    }
+    listeners = (ClientListener("SSL", "SSL"), ClientListener("MTLS", "SSL", client_auth="required"),
+                 ClientListener("SASL_SSL", "SASL_SSL"))
+    started = [LocalKafkaCluster(f"test-tls-{alias}", keep_logs=True, sasl_users=users, listeners=listeners,
+                                 tls=tls, super_users=["User:mirror"]) for alias, tls in stores.items()]
+    failed = False
+    try:
+        for c in started:
+            c.start_process()
+        for c in started:
+            c.wait_ready()
+        a, b = (SecuredCluster({n.name: c.bootstrap(n.name) for n in listeners}, c.internal_bootstrap)
+                for c in started)
+        yield SecuredClusters(a, b, trust, other_trust, identities, other_identity, users)
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        for c in started:
+            c.stop()
+            if not failed and c.dir is not None:
+                import shutil
+
+                shutil.rmtree(c.dir, ignore_errors=True)

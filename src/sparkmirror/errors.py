@@ -34,15 +34,18 @@ class ClusterUnreachableError(SparkmirrorError):
 class ClusterAuthenticationError(SparkmirrorError):
     """A cluster answered but refused the connection's credentials or TLS handshake."""
 
-    def __init__(self, alias: str, bootstrap_servers: str, cause: str, tls: bool = False) -> None:
+    def __init__(self, alias: str, bootstrap_servers: str, cause: str, tls: bool = False,
+                 tls_key: str | None = None) -> None:
+        """`tls_key`: the SSL setting the handshake failure points to (e.g. ssl.truststore.location), if known."""
         self.alias = alias
         self.bootstrap_servers = bootstrap_servers
         what = "the TLS handshake failed" if tls else "authentication failed"
         fix = (f"'{alias}.ssl.*' (trust store, key store, endpoint identification)" if tls else
                f"'{alias}.sasl.mechanism' and the user and password in '{alias}.sasl.jaas.config'")
+        check = f"'{alias}.{tls_key}'" if tls and tls_key else f"'{alias}.security.protocol' and {fix}"
         super().__init__(
             f"cluster '{alias}' at bootstrap.servers={bootstrap_servers}: {what}: {cause}. "
-            f"Check '{alias}.security.protocol' and {fix} in the properties file (or the '{alias}.admin.*' "
+            f"Check {check} in the properties file (or the '{alias}.admin.*' "
             f"overrides, which the control plane uses).")
 
 
@@ -61,6 +64,19 @@ class SecurityProtocolMismatchError(ClusterAuthenticationError):
             self, f"cluster '{alias}' at bootstrap.servers={bootstrap_servers}: security.protocol={protocol} but "
                   f"{listener}; set '{alias}.security.protocol' to the listener's protocol in the properties file "
                   f"(or '{alias}.admin.security.protocol', which the control plane uses). librdkafka: {cause}")
+
+
+class ClientCredentialsError(ClusterAuthenticationError):
+    """A client's own key or store does not open with the password given: found when the file is loaded,
+    before any connection, and reported as the credentials problem it is (the exit status of a refused login)."""
+
+    def __init__(self, alias: str, key: str, problem: str) -> None:
+        self.alias = alias
+        self.bootstrap_servers = ""
+        self.key = key
+        SparkmirrorError.__init__(
+            self, f"cluster '{alias}': {problem}. Set '{alias}.{key}' (or its '{alias}.<client>.' override) to "
+                  "the password that opens it in the properties file")
 
 
 class AdminOperationError(SparkmirrorError):

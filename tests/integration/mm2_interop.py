@@ -1,5 +1,6 @@
-"""Apache Kafka's own MM2 tooling as the peer of interop tests: a real MirrorMaker 2 process, and
-`RemoteClusterUtils.translateOffsets` run from a small compiled Java program (java/RemoteTranslate.java).
+"""Apache Kafka's own MM2 tooling as the peer of interop tests: a real MirrorMaker 2 process,
+`RemoteClusterUtils.translateOffsets` run from a small compiled Java program (java/RemoteTranslate.java), and
+MM2's own resolution of a properties file (java/ResolveConfig.java).
 
 MM2 reads and writes the same internal topics as sparkmirror, under the same names: offset syncs in
 `mm2-offset-syncs.<target>.internal` on the source cluster, checkpoints in `<source>.checkpoints.internal`
@@ -11,14 +12,16 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import json
 import logging
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from sparkmirror import jars
 from sparkmirror.kafka.admin import ClusterAdmin
@@ -29,8 +32,9 @@ from .conftest import wait_until
 
 logger = logging.getLogger(__name__)
 
-JAVA_SOURCE = Path(__file__).parent / "java" / "RemoteTranslate.java"
+JAVA_SOURCES = tuple(sorted((Path(__file__).parent / "java").glob("*.java")))
 JAVA_MAIN = "RemoteTranslate"
+RESOLVE_CONFIG_MAIN = "org.apache.kafka.connect.mirror.ResolveConfig"  # in MM2's package (see its header)
 JAVA_TIMEOUT_S = 90.0  # JVM start plus the program's own 30 s read of the checkpoints topic
 MM2_START_TIMEOUT_S = 120.0
 MM2_HEAP = ("256m", "768m")
@@ -39,12 +43,13 @@ _TRANSLATION_LINE = re.compile(r"([^\t]+)\t(\d+)\t(-?\d+)")
 
 
 def compile_java(out_dir: Path) -> Path:
-    """Compile RemoteTranslate.java against the Kafka jars into `out_dir`; returns `out_dir`."""
+    """Compile the Java helpers (java/*.java) against the Kafka jars into `out_dir`; returns `out_dir`."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    result = subprocess.run([_javac(), "-cp", _kafka_classpath(), "-d", str(out_dir), str(JAVA_SOURCE)],
+    result = subprocess.run([_javac(), "-cp", _kafka_classpath(), "-d", str(out_dir), *map(str, JAVA_SOURCES)],
                             capture_output=True, text=True, timeout=JAVA_TIMEOUT_S)
     if result.returncode != 0:
-        raise AssertionError(f"javac {JAVA_SOURCE.name} failed ({result.returncode}):\n{result.stderr}")
+        names = ", ".join(p.name for p in JAVA_SOURCES)
+        raise AssertionError(f"javac {names} failed ({result.returncode}):\n{result.stderr}")
     return out_dir
 
 
@@ -60,7 +65,7 @@ def _javac() -> str:
 
 @functools.cache
 def _classes_dir() -> Path:
-    """RemoteTranslate compiled once per process, into a temporary folder removed at exit."""
+    """The Java helpers compiled once per process, into a temporary folder removed at exit."""
     out_dir = Path(tempfile.mkdtemp(prefix="sparkmirror-interop-java-"))
     atexit.register(shutil.rmtree, out_dir, ignore_errors=True)
     return compile_java(out_dir)
@@ -90,6 +95,24 @@ def java_translate(bootstrap: str, alias: str, group: str) -> dict[tuple[str, in
     # Log4j's fallback configuration prints errors to stdout too; only result lines match.
     return {(m[1], int(m[2])): int(m[3]) for line in result.stdout.splitlines()
             if (m := _TRANSLATION_LINE.fullmatch(line))}
+
+
+def java_resolve_config(paths: Sequence[Path], cwd: Path, env: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """MM2 4.3's own resolution of each properties file (see java/ResolveConfig.java), by file name, in one JVM.
+
+    `cwd` is where relative config-provider paths start; `env` is added to the JVM's environment (for
+    `${env:...}` references). A file MM2 refuses maps to `{"error": ...}`.
+    """
+    command = [jars.java_executable(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+               "-cp", os.pathsep.join((str(_classes_dir()), _kafka_classpath())),
+               RESOLVE_CONFIG_MAIN, *(str(p.resolve()) for p in paths)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=JAVA_TIMEOUT_S, cwd=cwd,
+                            env={**os.environ, **env})
+    if result.returncode != 0:
+        raise AssertionError(f"ResolveConfig failed ({result.returncode}):\n{result.stdout}{result.stderr[-4000:]}")
+    # Log4j's fallback configuration prints errors to stdout too; only the JSON lines are results.
+    resolved = [json.loads(line) for line in result.stdout.splitlines() if line.startswith('{"')]
+    return {Path(r["file"]).name: r for r in resolved}
 
 
 def _exactly(names: Sequence[str]) -> str:

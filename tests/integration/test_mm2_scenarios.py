@@ -200,7 +200,8 @@ def test_sync_topic_configs_use_defaults_from(clusters, admins, create_topic, pr
     create_topic("A", topic, 1, {"retention.bytes": "1000"})
     source_retention = config(primary, topic, "retention.ms")
     assert source_retention == TopicConfigEntry("retention.ms", DEFAULT_RETENTION_MS, True)
-    path = properties(topic, FAST + f"use.defaults.from = {use_defaults_from}\n")
+    # per flow: MM2 drops a top-level use.defaults.from (its connectors do not define it)
+    path = properties(topic, FAST + f"{PRIMARY}->{BACKUP}.use.defaults.from = {use_defaults_from}\n")
 
     with running(path) as supervisor:
         assert_started(supervisor)

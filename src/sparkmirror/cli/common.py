@@ -3,6 +3,7 @@ of exceptions to exit codes."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ import click
 
 from sparkmirror.cli.exit_codes import ExitStatus
 from sparkmirror.errors import (
+    ClientCredentialsError,
     ClusterAuthenticationError,
     ClusterUnreachableError,
     ConfigError,
@@ -19,8 +21,12 @@ from sparkmirror.errors import (
 )
 
 if TYPE_CHECKING:  # imported where used, so that `sparkmirror --help` stays fast
+    from sparkmirror.config.client_settings import ClientSettings
     from sparkmirror.config.mm2 import MirrorMakerConfig
     from sparkmirror.config.model import FlowConfig
+
+# A key or store that does not open with its password: the translation's wording (config/librdkafka/tls.py).
+_WRONG_PASSWORD = re.compile(r"wrong (ssl\.(?:key|keystore|truststore)\.password)|encrypted; set (ssl\.key\.password)")
 
 
 def _exit_status(exc: BaseException) -> ExitStatus:
@@ -98,7 +104,7 @@ def load(path: Path, clusters: tuple[str, ...]
     flows = config.enabled_flows(targets)
     problems = _check_clients(flows)
     if problems:
-        raise ConfigError(problems, config.source)
+        raise _credentials_error(flows, problems) or ConfigError(problems, config.source)
     return config, flows, targets
 
 
@@ -120,6 +126,27 @@ def _check_clients(flows: list[FlowConfig]) -> list[str]:
         found += _problems(lambda f=flow: f.reset_policy)
         problems += [p for p in dict.fromkeys(found) if p not in problems]
     return problems
+
+
+def _credentials_error(flows: list[FlowConfig], problems: list[str]) -> ClientCredentialsError | None:
+    """When every problem is a key or store its password does not open, the error for the first: a
+    credentials problem (exit 5, as a refused login), naming the cluster and the password key to set."""
+    found = [(p, m) for p in problems if (m := _WRONG_PASSWORD.search(p)) is not None]
+    if len(found) != len(problems):
+        return None
+    problem, match = found[0]
+    alias = next((a for a, c in _clients_by_alias(flows) if problem in c.problems), None)
+    if alias is None:
+        return None
+    return ClientCredentialsError(alias, match.group(1) or match.group(2), problem)
+
+
+def _clients_by_alias(flows: list[FlowConfig]) -> list[tuple[str, ClientSettings]]:
+    """Each flow's clients with the cluster they connect to."""
+    return [pair for f in flows for pair in (
+        (f.source, f.source_admin), (f.source, f.source_consumer), (f.target, f.target_admin),
+        (f.target, f.target_producer), (f.offset_syncs_cluster, f.offset_syncs_producer),
+        (f.target, f.heartbeats_producer))]
 
 
 def _problems(check: Callable[[], object]) -> list[str]:

@@ -1,22 +1,23 @@
 """Builds the typed model from a properties file's flat map, collecting every problem before it fails.
 
 Every map is resolved with MM2's own rules (see config/resolution.py): a flow setting `k` of A->B comes from
-`A->B.k`, else the top-level `k`, else MM2's default; each client of a flow gets its settings the way
-MirrorConnectorConfig builds them, and its librdkafka translation with them. Values from config providers are
-resolved here and never shown.
+`A->B.k`, else the top-level `k` (unless MM2 drops it there: flow_settings.TOP_LEVEL_IGNORED), else MM2's
+default; each client of a flow gets its settings the way MirrorConnectorConfig builds them, and its librdkafka
+translation with them. Keys are matched to the aliases of `clusters` by prefix, as MM2 does (aliases.py), so
+aliases may contain dots. Values from config providers are resolved here and never shown.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NamedTuple
 
 from sparkmirror.config import keys
+from sparkmirror.config.aliases import ALIAS, FLOW_ARROW, cluster_readings, flow_readings, named_flow
 from sparkmirror.config.client_settings import HIDDEN, ClientSettings
-from sparkmirror.config.flow_settings import FLOW_KEYS, FLOW_SETTINGS, Schedule, comma_list
+from sparkmirror.config.connector_reader import ConnectorReader, Sourced
+from sparkmirror.config.flow_settings import FLOW_KEYS, FLOW_SETTINGS, TOP_LEVEL_IGNORED, comma_list
 from sparkmirror.config.model import ClusterConfig, FlowConfig, reset_policy
 from sparkmirror.config.properties import Properties
 from sparkmirror.config.providers import resolve_providers
@@ -28,10 +29,6 @@ from sparkmirror.config.resolution import (
     worker_producer_props,
 )
 from sparkmirror.errors import ConfigError
-
-_FLOW_KEY = re.compile(r"^([^.\s]+?)->([^.\s]+?)\.(.+)$")
-_ALIAS = re.compile(r"^[A-Za-z0-9_\-]+$")
-_POLICIES = {keys.DEFAULT_REPLICATION_POLICY: "default", keys.IDENTITY_REPLICATION_POLICY: "identity"}
 
 
 class Built(NamedTuple):
@@ -51,14 +48,6 @@ def build(props: Properties, env: Mapping[str, str] | None = None) -> Built:
     return _Builder(props, env).build()
 
 
-@dataclass(frozen=True, slots=True)
-class _Sourced:
-    """A value and the file key it came from, carried through MM2's resolution rules."""
-
-    value: str
-    key: str
-
-
 # Flow-level prefixes of client settings (MirrorConnectorConfig and Connect's client overrides).
 _FLOW_CLIENT_PREFIXES = tuple(
     [f"{r}." for r in keys.CLIENT_ROLES] + [f"{s}.{r}." for s in ("source", "target") for r in keys.CLIENT_ROLES]
@@ -67,7 +56,23 @@ _FLOW_CLIENT_PREFIXES = tuple(
 
 def _is_connector_key(key: str) -> bool:
     """Top-level keys kept in every flow's connector map (MM2: the connectors' ConfigDef names)."""
-    return key in FLOW_KEYS or key in keys.CONNECT_CONNECTOR_KEYS or keys.is_client_key(key)
+    return (key in FLOW_KEYS and key not in TOP_LEVEL_IGNORED) or key in keys.CONNECT_CONNECTOR_KEYS \
+        or keys.is_client_key(key)
+
+
+def _is_flow_setting(rest: str) -> bool:
+    """What a flow reads after `A->B.`: its settings and its clients' (MirrorConnectorConfig's prefixes)."""
+    return rest in FLOW_KEYS or rest.startswith(_FLOW_CLIENT_PREFIXES)
+
+
+def _is_cluster_setting(rest: str) -> bool:
+    """What a cluster reads after `A.`: client settings for all its clients, or for one role."""
+    return keys.is_client_key(rest) or rest.startswith(tuple(f"{r}." for r in keys.CLIENT_ROLES))
+
+
+def _is_top_level_setting(key: str) -> bool:
+    return (key in (keys.CLUSTERS, keys.METRICS_PORT) or key in FLOW_KEYS or keys.is_client_key(key)
+            or key.startswith((keys.CONFIG_PROVIDERS, keys.SPARK_PREFIX, "replication.policy")))
 
 
 class _Builder:
@@ -84,7 +89,7 @@ class _Builder:
         self.warnings: list[str] = []
         for key, text in resolved.problems:
             self.problem(key, text)
-        self.sourced = {k: _Sourced(v, k) for k, v in self.v.items()}
+        self.sourced = {k: Sourced(v, k) for k, v in self.v.items()}
 
     # -- messages ------------------------------------------------------------------------------------
     def where(self, key: str) -> str:
@@ -114,7 +119,9 @@ class _Builder:
         if keys.CLUSTERS in self.v:
             self._flow_keys(aliases)
         self._security_protocols()
+        self._top_level_ignored()
         flows = [self._flow(s, t) for s in aliases for t in aliases if s != t]
+        self._separator_in_aliases(flows)
         unused = self._unused_keys(aliases)
         metrics_port = self._metrics_port()
         if self.problems:
@@ -136,7 +143,8 @@ class _Builder:
         except ValueError:
             port = -1
         if not 0 <= port <= 65535:
-            self.problem(keys.METRICS_PORT, f"'{raw}' is not a port number; use 0-65535 (0: any free port), "
+            self.problem(keys.METRICS_PORT, f"'{self.shown(keys.METRICS_PORT)}' is not a port number; use 0-65535 "
+                                            f"(0: any free port), "
                                             f"or remove it to serve no metrics")
             return None
         return port
@@ -163,13 +171,14 @@ class _Builder:
                 self.problem(keys.CLUSTERS, f"alias '{a}' contains '#': in a properties file '#' starts a "
                                             f"comment only at the beginning of a line; move the comment to its "
                                             f"own line")
-            elif not _ALIAS.match(a):
-                self.problem(keys.CLUSTERS, f"alias '{a}' may only use letters, digits, '_' and '-'")
+            elif not ALIAS.match(a):
+                self.problem(keys.CLUSTERS, f"alias '{a}' may only use letters, digits, '.', '_' and '-' (it "
+                                            f"becomes part of topic names)")
         if len(set(aliases)) != len(aliases):
             self.problem(keys.CLUSTERS, "an alias is listed twice")
-        return tuple(a for a in dict.fromkeys(aliases) if _ALIAS.match(a))
+        return tuple(a for a in dict.fromkeys(aliases) if ALIAS.match(a))
 
-    def _settings(self, sourced: Mapping[str, _Sourced], role: str) -> ClientSettings:
+    def _settings(self, sourced: Mapping[str, Sourced], role: str) -> ClientSettings:
         return ClientSettings({k: s.value for k, s in sourced.items()}, role,
                               origins={k: self.where(s.key) for k, s in sourced.items()},
                               hidden=frozenset(k for k, s in sourced.items() if s.key in self.secret))
@@ -183,17 +192,36 @@ class _Builder:
                              admin=self._settings(cluster_admin_props(self.sourced, alias), "admin"))
 
     def _flow_keys(self, aliases: tuple[str, ...]) -> None:
+        """Flow keys name listed aliases, matched by prefix as MM2 does (`us.east->us.west.enabled`)."""
         for k in self.v:
-            m = _FLOW_KEY.match(k)
-            if not m:
-                continue
-            src, tgt, _ = m.groups()
-            for alias in dict.fromkeys((src, tgt)):
-                if alias not in aliases:
-                    self.problem(k, f"unknown cluster alias '{alias}'; '{keys.CLUSTERS}' lists: "
-                                    f"{', '.join(aliases) or '(none)'}")
-            if src == tgt and src in aliases:
-                self.problem(k, f"a flow from cluster '{src}' to itself is not allowed")
+            pairs = [(s, t) for s, t, _ in flow_readings(k, aliases)]
+            named = named_flow(k, aliases, _is_flow_setting)
+            if not pairs and named is not None:
+                for alias in dict.fromkeys(named):
+                    if alias not in aliases:
+                        self.problem(k, f"unknown cluster alias '{alias}'; '{keys.CLUSTERS}' lists: "
+                                        f"{', '.join(aliases) or '(none)'}")
+            if pairs and all(s == t for s, t in pairs):  # `a->a.b.x` is flow a->a.b's, not a->a's
+                self.problem(k, f"a flow from cluster '{pairs[0][0]}' to itself is not allowed")
+
+    def _top_level_ignored(self) -> None:
+        """Flow settings MM2 drops at the top level (not in its connectors' ConfigDefs): ignored, with a warning."""
+        for key, why in TOP_LEVEL_IGNORED.items():
+            if key in self.v:
+                self.warn(f"{self.where(key)} is ignored, as MM2 ignores it at the top level ({why}); set it per "
+                          f"flow instead, e.g. A->B.{key}")
+
+    def _separator_in_aliases(self, flows: list[FlowConfig]) -> None:
+        """MM2's DefaultReplicationPolicy reads a remote topic's source up to the first separator, so an alias
+        containing it cannot be told apart (`us.east.orders` reads as from `us`); sparkmirror reads them alike."""
+        for f in flows:
+            for alias in (f.source, f.target) if f.enabled and f.replication_policy == "default" else ():
+                if f.separator in alias:
+                    head = alias.split(f.separator)[0]
+                    self.warn(f"cluster alias '{alias}' contains the replication separator '{f.separator}': as in "
+                              f"MM2, a remote topic such as '{alias}{f.separator}orders' reads as coming from "
+                              f"'{head}', so cycle detection and upstream-cluster discovery cannot see where it "
+                              f"came from; set replication.policy.separator to a text no alias contains")
 
     def _security_protocols(self) -> None:
         for k, v in self.v.items():
@@ -206,7 +234,7 @@ class _Builder:
     def _flow(self, source: str, target: str) -> FlowConfig:
         conn = connector_props(self.sourced, source, target, _is_connector_key)
         self._deprecated_aliases(conn)
-        r = _FlowReader(self, conn)
+        r = ConnectorReader(self, conn)
         settings = {s.field: s.read(r, s) for s in FLOW_SETTINGS}
         self._no_effect(conn)
         clients = self._clients(conn, target, settings["offset_syncs_topic_location"])
@@ -220,7 +248,7 @@ class _Builder:
         r.offset_syncs_consistency(flow)
         return flow
 
-    def _clients(self, conn: Mapping[str, _Sourced], target: str, location: str) -> dict[str, ClientSettings]:
+    def _clients(self, conn: Mapping[str, Sourced], target: str, location: str) -> dict[str, ClientSettings]:
         """Each client of the flow, resolved as MM2 resolves that client and translated for its role."""
         resolved = {
             "source_consumer": ("consumer", client_props(conn, "source", "consumer")),
@@ -228,18 +256,20 @@ class _Builder:
             "target_admin": ("admin", client_props(conn, "target", "admin")),
             "target_producer": ("producer", worker_producer_props(self.sourced, conn, target)),
             "offset_syncs_producer": ("producer", client_props(conn, location, "producer")),
-            "heartbeats_producer": ("producer", client_props(conn, "target", "producer")),  # MM2's heartbeat task
+            # MM2's heartbeat (and checkpoint) connectors write through Connect's worker producer too, so
+            # `producer.override.*` applies to them and a flow's own `producer.*` does not.
+            "heartbeats_producer": ("producer", worker_producer_props(self.sourced, conn, target)),
         }
         return {name: self._settings(props, role) for name, (role, props) in resolved.items()}
 
-    def _no_effect(self, conn: Mapping[str, _Sourced]) -> None:
+    def _no_effect(self, conn: Mapping[str, Sourced]) -> None:
         """Settings sparkmirror reads but does not act on: a warning naming the key as written, and why."""
         for setting in FLOW_SETTINGS:
             for key in setting.file_keys if setting.no_effect else ():
                 if key in conn:
                     self.warn(f"{self.where(conn[key].key)} has no effect in sparkmirror: {setting.no_effect}")
 
-    def _deprecated_aliases(self, conn: dict[str, _Sourced]) -> None:
+    def _deprecated_aliases(self, conn: dict[str, Sourced]) -> None:
         for alias, new in keys.DEPRECATED_ALIASES.items():
             if alias not in conn:
                 continue
@@ -253,126 +283,16 @@ class _Builder:
                           f"'{old.key[:-len(alias)]}{new}'")
 
     def _unused_keys(self, aliases: tuple[str, ...]) -> set[str]:
+        """Keys no flow, cluster or top-level setting reads; a key that two of them read gets a warning."""
         unused = set()
         for k in self.v:
-            m = _FLOW_KEY.match(k)
-            if m:
-                rest = m.group(3)
-                used = rest in FLOW_KEYS or rest.startswith(_FLOW_CLIENT_PREFIXES)
-            elif any(k.startswith(a + ".") for a in aliases):
-                rest = k.split(".", 1)[1]
-                used = keys.is_client_key(rest) or rest.startswith(tuple(f"{r}." for r in keys.CLIENT_ROLES))
-            else:
-                used = (k in (keys.CLUSTERS, keys.METRICS_PORT) or k in FLOW_KEYS or keys.is_client_key(k)
-                        or k.startswith((keys.CONFIG_PROVIDERS, keys.SPARK_PREFIX, "replication.policy")))
-            if not used:
+            readers = [f"flow {s}{FLOW_ARROW}{t}" for s, t, rest in flow_readings(k, aliases)
+                       if s != t and _is_flow_setting(rest)]
+            readers += [f"cluster {a}" for a, rest in cluster_readings(k, aliases) if _is_cluster_setting(rest)]
+            readers += ["the top level"] if FLOW_ARROW not in k and _is_top_level_setting(k) else []
+            if not readers:
                 unused.add(k)
+            elif len(readers) > 1:
+                self.warn(f"{self.where(k)} is read by {' and by '.join(readers)}: MM2 matches a key to every "
+                          f"alias it starts with; rename an alias so that none starts another")
         return unused
-
-
-class _FlowReader:
-    """Typed reads from one flow's connector map; problems name the key as written in the file."""
-
-    def __init__(self, builder: _Builder, conn: Mapping[str, _Sourced]) -> None:
-        self.b = builder
-        self.conn = conn
-
-    def get(self, key: str) -> _Sourced | None:
-        return self.conn.get(key)
-
-    def bool(self, key: str, default: bool) -> bool:
-        s = self.get(key)
-        if s is None:
-            return default
-        value = s.value.strip().lower()
-        if value not in ("true", "false"):
-            self.b.problem(s.key, f"expected true or false, got '{self.b.shown(s.key)}'")
-            return default
-        return value == "true"
-
-    def int(self, key: str, default: int | None, minimum: int, hint: str = "") -> int | None:
-        s = self.get(key)
-        if s is None:
-            return default
-        try:
-            value = int(s.value.strip())
-        except ValueError:
-            self.b.problem(s.key, f"expected a whole number, got '{self.b.shown(s.key)}'")
-            return default
-        if value < minimum:
-            self.b.problem(s.key, f"must be at least {minimum}, got {value}{hint}")
-            return default
-        return value
-
-    def replication_factor(self, key: str, default: int) -> int:
-        value = self.int(key, default, minimum=-1)
-        if value == 0:
-            self.b.problem(self.conn[key].key, "must be -1 (the broker's default) or at least 1")
-            return default
-        return value if value is not None else default
-
-    def choice(self, key: str, default: str, allowed: tuple[str, ...], case_sensitive: bool = False) -> str:
-        s = self.get(key)
-        if s is None:
-            return default
-        value = s.value.strip() if case_sensitive else s.value.strip().lower()
-        if value not in allowed:
-            self.b.problem(s.key, f"'{self.b.shown(s.key)}' is not one of: {', '.join(allowed)}")
-            return default
-        return value
-
-    def patterns(self, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
-        s = self.get(key)
-        if s is None:
-            return default
-        patterns = comma_list(s.value)
-        for p in patterns:
-            try:
-                re.compile(p)
-            except re.error as exc:
-                self.b.problem(s.key, f"invalid regex '{p}': {exc}")
-        return patterns
-
-    def schedule(self, name: str, default: Schedule) -> Schedule:
-        enabled = self.bool(f"{name}.enabled", default.enabled)
-        interval = self.int(f"{name}.interval.seconds", default.interval_s, minimum=1,
-                            hint=f"; to turn it off set '{name}.enabled = false'")
-        return Schedule(enabled, interval if interval is not None else default.interval_s)
-
-    def policy(self, key: str, default: str) -> str:
-        s = self.get(key)
-        if s is None:
-            return default
-        policy = _POLICIES.get(s.value.strip())
-        if policy is None:
-            self.b.problem(s.key, f"replication policy class '{self.b.shown(s.key)}' cannot be used; use "
-                                  f"{keys.DEFAULT_REPLICATION_POLICY} or {keys.IDENTITY_REPLICATION_POLICY}")
-            return default
-        return policy
-
-    def separator(self, key: str, default: str) -> str:
-        s = self.get(key)
-        if s is None:
-            return default
-        if not s.value:
-            self.b.problem(s.key, "the separator must not be empty")
-            return default
-        return s.value
-
-    def plugin_classes(self) -> None:
-        for key, default in keys.DEFAULT_PLUGIN_CLASSES.items():
-            s = self.get(key)
-            if s is not None and s.value.strip() != default:
-                self.b.problem(s.key, f"custom class '{self.b.shown(s.key)}' cannot run here (only {default}); "
-                                      f"express the rule with topics/groups/config.properties.exclude instead")
-
-    def offset_syncs_consistency(self, flow: FlowConfig) -> None:
-        """MM2 rejects offset-syncs settings when offset syncs are off; checkpoints then cannot run."""
-        if flow.emit_offset_syncs_enabled:
-            return
-        off = self.conn[keys.EMIT_OFFSET_SYNCS_ENABLED]
-        for key, s in self.conn.items():
-            if key.startswith(keys.OFFSET_SYNCS_PREFIX):
-                self.b.problem(s.key, f"is set while {off.key} = false; remove one of them")
-        if flow.enabled and (flow.emit_checkpoints.enabled or flow.sync_group_offsets.enabled):
-            self.b.warn(f"flow {flow.name}: no checkpoints or group offset syncs because {off.key} = false")

@@ -149,9 +149,11 @@ FLOW_SETTINGS: tuple[FlowSetting, ...] = (
                                         "emit.checkpoints round; remove it"),
     FlowSetting(keys.CONSUMER_POLL_TIMEOUT_MS, "consumer_poll_timeout_ms", keys.DEFAULT_CONSUMER_POLL_TIMEOUT_MS,
                 _int(0), no_effect="Spark's Kafka source polls the source cluster itself, with its own timeout; "
-                                   "remove it"),
+                                   "remove it. It is MM2's wait in its replication consumer's poll, not a consumer "
+                                   "setting, so no client is given it"),
     FlowSetting(keys.ADMIN_TIMEOUT_MS, "admin_timeout_ms", keys.DEFAULT_ADMIN_TIMEOUT_MS, _int(1),
-                no_effect="its librdkafka admin calls have timeouts of their own; remove it"),
+                no_effect="its librdkafka admin calls have timeouts of their own; remove it. It is MM2's bound "
+                          "on its admin tasks, not an admin client setting, so no client is given it"),
     # MM2's tasks.max; here the most Spark tasks one micro-batch of the flow uses (None: all cores).
     FlowSetting(keys.TASKS_MAX, "tasks_max", None, _int(1)),
     FlowSetting(keys.MAX_OFFSETS_PER_TRIGGER, "max_offsets_per_trigger", None, _int(1)),
@@ -174,6 +176,16 @@ FLOW_KEYS = frozenset({
     *(k for s in FLOW_SETTINGS for k in s.file_keys),
     *keys.DEFAULT_PLUGIN_CLASSES, *keys.DEPRECATED_ALIASES,
 })
+# Flow settings MM2 drops when set at the top level, and why: a top-level key reaches a flow only when it is
+# named in one of the three connectors' ConfigDefs (MirrorMakerConfig.connectorBaseConfig keeps allConfigNames()).
+# Checked against Kafka 4.3.1's connect-mirror jar (FLOW_KEYS minus allConfigNames(), less sparkmirror's own keys
+# and the 3.x aliases MM2 4.0 removed).
+TOP_LEVEL_IGNORED = {
+    keys.USE_DEFAULTS_FROM: "only DefaultConfigPropertyFilter defines it, so MM2 keeps it for a flow only when it "
+                            "is set per flow",
+    keys.EXACTLY_ONCE_SUPPORT: "Connect's source connector settings define it, not MM2's connectors, so MM2 keeps "
+                               "it for a flow only when it is set per flow",
+}
 # Fields a running flow reads again on each use; a setting added later restarts its flow unless marked live.
 LIVE_FIELDS = frozenset(s.field for s in FLOW_SETTINGS if s.live)
 # The file key of each field, so messages and log lines name what the user edits.

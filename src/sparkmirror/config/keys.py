@@ -136,7 +136,14 @@ def is_client_key(key: str) -> bool:
     return key in (BOOTSTRAP_SERVERS, SECURITY_PROTOCOL) or key.startswith(("ssl.", "sasl."))
 
 
+# Java's PASSWORD-typed client settings (kafka-clients 4.3 SslConfigs, SaslConfigs), librdkafka's sensitive
+# ones, and the credentials of clients MM2 files often carry (Schema Registry's basic.auth.user.info).
+_SENSITIVE_WORDS = ("password", "passphrase", "secret", "jaas", "token", "credential", "user.info",
+                    "ssl.keystore.key", "ssl.keystore.certificate.chain", "ssl.truststore.certificates",
+                    "ssl.key.pem", "sasl.oauthbearer.config")
+
+
 def is_sensitive(key: str) -> bool:
-    """Keys whose values are never shown (Java's PASSWORD-typed settings and their kin)."""
+    """Keys whose values are never shown: Java hides its PASSWORD-typed settings as [hidden], and so do we."""
     k = key.lower()
-    return any(w in k for w in ("password", "secret", "jaas", "ssl.keystore.key", "token", "credential"))
+    return any(w in k for w in _SENSITIVE_WORDS)

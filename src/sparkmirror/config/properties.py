@@ -44,6 +44,9 @@ def parse_properties(text: str, source: str = "<string>") -> Properties:
                 seen.setdefault(element.key, []).append((line_no, element.value))
                 last = (element, line_no)
             line_no += element.source.count("\n")
+    except javaproperties.InvalidUEscapeError:  # its text quotes the value, which may be a secret
+        raise ConfigError([f"an invalid \\u escape: \\u takes four hex digits; write a backslash as \\\\ "
+                           f"({source}:{line_no})"], source) from None
     except (ValueError, UnicodeError) as exc:
         raise ConfigError([f"cannot parse properties text: {exc}"], source) from exc
     if last is not None and not text.endswith(("\n", "\r")):

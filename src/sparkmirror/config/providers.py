@@ -149,6 +149,10 @@ class _Resolver:
             try:
                 with open(path, encoding="utf-8") as fh:
                     self._files[path] = dict(javaproperties.load(fh))
+            except javaproperties.InvalidUEscapeError:  # its text quotes the file, which holds secrets
+                self.problems.append((key, f"cannot read {path}: an invalid \\u escape (\\u takes four hex "
+                                      "digits)"))
+                self._files[path] = None
             except (OSError, ValueError, UnicodeError) as exc:
                 self.problems.append((key, f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"))
                 self._files[path] = None

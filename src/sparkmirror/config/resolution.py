@@ -11,9 +11,9 @@ The rules, for flow S->T:
   settings; `config.providers*` and `replication.policy*`; S's map as `source.cluster.k` / `source.<role>.k`;
   T's map likewise as `target.*`; every `S->T.k`.
 - a client of the flow (`client_props`): `<side>.cluster.k` restricted to client settings, then the flow's
-  `<role>.*`, then `<side>.<role>.*`. So `S.consumer.x` beats `S->T.consumer.x`; `S->T.source.consumer.x`
-  beats both. Because cluster client settings are copied into the role maps, `S.security.protocol` also
-  beats `S->T.consumer.security.protocol`.
+  `<role>.*` (but for MM2's own `consumer.poll.timeout.ms` and `admin.timeout.ms`), then `<side>.<role>.*`.
+  So `S.consumer.x` beats `S->T.consumer.x`; `S->T.source.consumer.x` beats both. Because cluster client
+  settings are copied into the role maps, `S.security.protocol` also beats `S->T.consumer.security.protocol`.
 - the replication producer is Connect's worker producer for T (`worker_producer_props`): T's
   `bootstrap.servers`, then T's `producer.*`, then the flow's `producer.override.*`.
 """
@@ -28,6 +28,9 @@ from sparkmirror.config import keys
 V = TypeVar("V")
 
 _ROLE_PREFIXES = keys.CLIENT_ROLES  # MM2 matches ^consumer.*, so no dot is required
+# MM2's own settings whose names start with a client role's prefix: flow settings, never given to that client
+# (MM2 passes them on and the Java client ignores them as unknown; librdkafka would refuse them).
+_OWN_SETTINGS = {"consumer": keys.CONSUMER_POLL_TIMEOUT_MS, "admin": keys.ADMIN_TIMEOUT_MS}
 
 
 def stripped(props: Mapping[str, V], prefix: str) -> dict[str, V]:
@@ -75,9 +78,8 @@ def connector_props(raw: Mapping[str, V], source: str, target: str,
 def client_props(connector: Mapping[str, V], side: str, role: str) -> dict[str, V]:
     """MirrorConnectorConfig.{source,target}{Consumer,Producer,Admin}Config, without client.id tagging."""
     props = {k: v for k, v in stripped(connector, f"{side}.cluster.").items() if keys.is_client_key(k)}
-    flow_level = stripped(connector, f"{role}.")
-    if role == "consumer":  # MM2's own `consumer.poll.timeout.ms` is not a client setting
-        flow_level.pop("poll.timeout.ms", None)
+    flow_level = {k: v for k, v in stripped(connector, f"{role}.").items()
+                  if f"{role}.{k}" != _OWN_SETTINGS.get(role)}
     if role == "producer":  # Connect's per-connector overrides belong to the replication producer
         flow_level = {k: v for k, v in flow_level.items() if not k.startswith("override.")}
     props.update(flow_level)
@@ -95,8 +97,9 @@ def worker_producer_props(raw: Mapping[str, V], connector: Mapping[str, V], targ
 
 
 def cluster_admin_props(raw: Mapping[str, V], alias: str) -> dict[str, V]:
-    """MirrorClientConfig.adminConfig() for one cluster (what RemoteClusterUtils connects with)."""
-    props = {**raw, **cluster_props(raw, alias)}
+    """MirrorClientConfig.adminConfig() for one cluster (what RemoteClusterUtils connects with), without MM2's
+    own top-level `admin.timeout.ms`."""
+    props = {**{k: v for k, v in raw.items() if k != keys.ADMIN_TIMEOUT_MS}, **cluster_props(raw, alias)}
     out = {k: v for k, v in props.items() if keys.is_client_key(k)}
     out.update(stripped(props, "admin."))
     return out

@@ -18,6 +18,7 @@ from confluent_kafka.admin import AdminClient
 from sparkmirror.errors import ClusterAuthenticationError, SecurityProtocolMismatchError
 from sparkmirror.kafka.failures import kafka_error, unreachable_hint
 from sparkmirror.kafka.protocol_mismatch import FailureLog, latest_mismatch
+from sparkmirror.kafka.tls_failures import is_tls_alert, tls_key_to_fix
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +26,7 @@ CALL_TIMEOUT_S = 30.0
 
 _CONNECTION_LOST_CODES = frozenset({KafkaError._ALL_BROKERS_DOWN, KafkaError._TRANSPORT})
 _TIMEOUT_CODES = frozenset({KafkaError._TIMED_OUT, KafkaError.REQUEST_TIMED_OUT})
+_TLS = ("SSL", "SASL_SSL")
 
 
 class ClientRenewal:
@@ -98,6 +100,8 @@ class AdminConnection:
         # librdkafka retries a refused login forever and reports it only here, not to the waiting call.
         if error.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL):
             self._refused = error
+        elif error.code() == KafkaError._TRANSPORT and self._protocol in _TLS and is_tls_alert(error.str()):
+            self._refused = error  # the broker refused our certificate (see tls_failures)
         elif error.code() in _CONNECTION_LOST_CODES:
             self._renewal.lost(error.str())
 
@@ -122,8 +126,10 @@ class AdminConnection:
         if mismatch is not None:
             raise mismatch
         if self._refused is not None:
-            raise ClusterAuthenticationError(self.alias, self.bootstrap_servers, self._refused.str(),
-                                             tls=self._refused.code() == KafkaError._SSL)
+            cause = self._refused.str()
+            tls = self._refused.code() != KafkaError._AUTHENTICATION
+            raise ClusterAuthenticationError(self.alias, self.bootstrap_servers, cause, tls=tls,
+                                             tls_key=tls_key_to_fix(cause) if tls else None)
 
     def _protocol_mismatch(self, inferred: bool = False, final: bool = False) -> SecurityProtocolMismatchError | None:
         """The error to raise when the latest connection failures show the listener speaks another protocol

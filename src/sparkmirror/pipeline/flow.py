@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from py4j.protocol import Py4JError
@@ -47,15 +47,16 @@ def replication_columns(df: DataFrame) -> DataFrame:
 
 @dataclass(frozen=True)
 class WriterSpec:
-    """What the JVM writer of one query generation needs (sent to it as JSON)."""
+    """What the JVM writer of one query generation needs (sent to it as JSON); repr leaves out client settings,
+    which hold secrets."""
 
     channel: str
     target: str
-    producer: Mapping[str, str]  # Java producer settings
+    producer: Mapping[str, str] = field(repr=False)  # Java producer settings
     remote_topics: Mapping[str, str]
     provenance: tuple[str, str] | None = None  # (source, target) aliases when the header is on
     producer_slots: int = 1  # producers per JVM for this configuration: tasks take slot = partition % this
-    source_admin: Mapping[str, str] | None = None  # Java admin settings of the source cluster
+    source_admin: Mapping[str, str] | None = field(default=None, repr=False)  # Java admin settings of the source
     source_topic_ids: Mapping[str, str] | None = None  # source topic -> id when planned: a re-created topic fails
 
     def to_json(self) -> str:

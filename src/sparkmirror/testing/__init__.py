@@ -1,4 +1,5 @@
-"""Helpers for the tests, the benchmarks and `sparkmirror demo`: local KRaft clusters (`kafka_cluster`), real
+"""Helpers for the tests, the benchmarks and `sparkmirror demo`: local KRaft clusters (`kafka_cluster`; their
+SSL, mTLS and SASL_SSL listeners and authorizer in `broker_listeners`, test certificates in `tls_material`), real
 MirrorMaker 2 (`mirror_maker`), the watchdog that ends their JVMs with their owner (`watchdog`), and writing
 and reading back whole topics (`records`).
 

@@ -3,7 +3,9 @@
 Started from the Maven-resolved jars with `kafka.Kafka`, storage formatted in a temp folder first.
 Used by the demo and the tests; any number can run side by side. Every JVM it starts ends when the owning
 Python process ends, however it ends (see watchdog.py). With `sasl_users` the client listener is
-SASL_PLAINTEXT (SCRAM-SHA-512, SCRAM-SHA-256 and PLAIN), the users' SCRAM credentials written at format time.
+SASL_PLAINTEXT (SCRAM-SHA-512, SCRAM-SHA-256 and PLAIN), the users' SCRAM credentials written at format time;
+with `listeners` (and `tls`) there are SSL, mTLS and SASL_SSL listeners, and with `super_users` KRaft's
+StandardAuthorizer (see broker_listeners.py).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import base64
 import logging
 import os
-import re
 import shutil
 import signal
 import socket
@@ -19,13 +20,25 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
 from sparkmirror import jars
 from sparkmirror.errors import ClusterUnreachableError, EmbeddedSetupError
 from sparkmirror.testing import watchdog
+from sparkmirror.testing.broker_listeners import (
+    SASL_MECHANISMS,
+    BrokerTls,
+    ClientListener,
+    check_listeners,
+    check_sasl_users,
+    listener_properties,
+    scram_arguments,
+)
+
+__all__ = ["SASL_MECHANISMS", "SINGLE_BROKER", "BrokerTls", "ClientListener", "LocalKafkaCluster", "free_port",
+           "free_ports", "new_cluster_id", "start_clusters"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,11 +48,6 @@ DEFAULT_HEAP = "384m"
 _JVM_FLAGS = ["-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true",
               "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
 
-
-SASL_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN")
-_SCRAM_MECHANISMS = SASL_MECHANISMS[:2]
-_SASL_USER = re.compile(r"[A-Za-z0-9_.\-]+")
-_SASL_PASSWORD = re.compile(r"[!#-+\--\[\]-~]+")  # printable ASCII without space, '"', ',' and '\\'
 
 _handed_out: set[int] = set()
 
@@ -88,7 +96,7 @@ def new_cluster_id() -> str:
 
 
 def _server_properties(node_dir: Path, port: int, controller_port: int, extra: dict[str, str],
-                       sasl: dict[str, str] | None = None) -> str:
+                       secured: dict[str, str] | None = None) -> str:
     props = {
         "process.roles": "broker,controller",
         "node.id": "1",
@@ -112,58 +120,34 @@ def _server_properties(node_dir: Path, port: int, controller_port: int, extra: d
         "num.io.threads": "2",
         "log.cleaner.dedupe.buffer.size": "8388608",
         "auto.create.topics.enable": "false",
-        **(sasl or {}),
+        **(secured or {}),
         **extra,
     }
     return "".join(f"{k}={v}\n" for k, v in props.items())
-
-
-def _sasl_properties(client_port: int, internal_port: int, controller_port: int,
-                     users: Mapping[str, str]) -> dict[str, str]:
-    """Listener settings for a SASL_PLAINTEXT client listener; the broker talks to itself over PLAINTEXT.
-
-    SCRAM users live in the cluster metadata (see _scram_arguments); PLAIN users in the listener's JAAS entry.
-    """
-    plain_users = " ".join(f'user_{name}="{password}"' for name, password in users.items())
-    return {
-        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{client_port},PLAINTEXT://127.0.0.1:{internal_port},"
-                     f"CONTROLLER://127.0.0.1:{controller_port}",
-        "advertised.listeners": f"SASL_PLAINTEXT://127.0.0.1:{client_port},PLAINTEXT://127.0.0.1:{internal_port}",
-        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-        "sasl.enabled.mechanisms": ",".join(SASL_MECHANISMS),
-        **{f"listener.name.sasl_plaintext.{m.lower()}.sasl.jaas.config":
-           "org.apache.kafka.common.security.scram.ScramLoginModule required;" for m in _SCRAM_MECHANISMS},
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config":
-            f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};",
-    }
-
-
-def _scram_arguments(users: Mapping[str, str]) -> list[str]:
-    """`kafka-storage format` options that write each user's SCRAM credentials into the bootstrap metadata."""
-    return [arg for name, password in users.items() for m in _SCRAM_MECHANISMS
-            for arg in ("--add-scram", f"{m}=[name={name},password={password}]")]
-
-
-def _check_sasl_users(users: Mapping[str, str]) -> None:
-    """Reject names and passwords that the properties file, JAAS or --add-scram syntax would mangle."""
-    if not users:
-        raise ValueError("sasl_users needs at least one user")
-    for name, password in users.items():
-        if not _SASL_USER.fullmatch(name):
-            raise ValueError(f"SASL user name {name!r}: use letters, digits, '.', '_' and '-' only")
-        if not _SASL_PASSWORD.fullmatch(password):
-            raise ValueError(f"password of SASL user {name!r}: use printable ASCII without spaces, '\"', ',' "
-                             "and '\\'")
 
 
 class LocalKafkaCluster:
     """A single-node KRaft cluster in a subprocess; use as a context manager or call start()/stop()."""
 
     def __init__(self, name: str = "kafka", heap: str = DEFAULT_HEAP, keep_logs: bool = False,
-                 broker_config: dict[str, str] | None = None, sasl_users: Mapping[str, str] | None = None) -> None:
-        """`sasl_users` (name -> password) makes the client listener SASL_PLAINTEXT with those users."""
+                 broker_config: dict[str, str] | None = None, sasl_users: Mapping[str, str] | None = None,
+                 listeners: Sequence[ClientListener] | None = None, tls: BrokerTls | None = None,
+                 super_users: Sequence[str] | None = None) -> None:
+        """`sasl_users` (name -> password): the SASL users; alone, they make the client listener SASL_PLAINTEXT.
+        `listeners`: the client listeners (bootstrap_servers is the first one's), `tls` the broker's stores for
+        those that speak TLS. `super_users` (e.g. `User:mirror`; a client certificate's principal is its CN)
+        turns StandardAuthorizer on: everyone else needs ACLs."""
         if sasl_users is not None:
-            _check_sasl_users(sasl_users)
+            check_sasl_users(sasl_users)
+        if listeners is None and sasl_users is not None:
+            listeners = (ClientListener("SASL_PLAINTEXT", "SASL_PLAINTEXT"),)
+        if listeners is not None:
+            check_listeners(listeners, sasl_users, tls)
+        elif super_users is not None:
+            raise ValueError("an authorizer needs a secured client listener (listeners or sasl_users)")
+        self.listeners = tuple(listeners or ())
+        self.tls = tls
+        self.super_users = tuple(super_users) if super_users is not None else None
         self.name = name
         self.heap = heap
         self.keep_logs = keep_logs
@@ -171,7 +155,8 @@ class LocalKafkaCluster:
         self.sasl_users = dict(sasl_users) if sasl_users is not None else None
         self.port = 0
         self.controller_port = 0
-        self.internal_port = 0  # the PLAINTEXT inter-broker listener of a SASL cluster; 0 otherwise
+        self.internal_port = 0  # the PLAINTEXT inter-broker listener of a secured cluster; 0 otherwise
+        self.ports: dict[str, int] = {}  # client listener name -> port, on a secured cluster
         self.dir: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._watchdog: watchdog.Watchdog | None = None
@@ -180,21 +165,51 @@ class LocalKafkaCluster:
     def bootstrap_servers(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    def bootstrap(self, listener: str) -> str:
+        """bootstrap.servers of the client listener named `listener`."""
+        return f"127.0.0.1:{self.ports[self._listener(listener).name]}"
+
+    @property
+    def internal_bootstrap(self) -> str:
+        """The broker's own PLAINTEXT listener (no login, a super user under the authorizer), for tests to set
+        up and check data; bootstrap_servers on a cluster without secured listeners."""
+        return f"127.0.0.1:{self.internal_port}" if self.internal_port else self.bootstrap_servers
+
     @property
     def security_protocol(self) -> str:
         """Protocol of the listener at bootstrap_servers."""
-        return "PLAINTEXT" if self.sasl_users is None else "SASL_PLAINTEXT"
+        return self.listeners[0].protocol if self.listeners else "PLAINTEXT"
 
-    def client_settings(self, user: str | None = None, mechanism: str = "SCRAM-SHA-512") -> dict[str, str]:
-        """librdkafka settings for bootstrap_servers; on a SASL cluster as `user` (default: the first one)."""
-        settings = {"bootstrap.servers": self.bootstrap_servers}
-        if self.sasl_users is None:
-            return settings
-        if mechanism not in SASL_MECHANISMS:
-            raise ValueError(f"mechanism must be one of {', '.join(SASL_MECHANISMS)}, not {mechanism!r}")
-        user = next(iter(self.sasl_users)) if user is None else user
-        return {**settings, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
-                "sasl.username": user, "sasl.password": self.sasl_users[user]}
+    def _listener(self, name: str | None) -> ClientListener:
+        if name is None:
+            return self.listeners[0]
+        for listener in self.listeners:
+            if listener.name == name:
+                return listener
+        raise ValueError(f"cluster '{self.name}' has no client listener {name!r}")
+
+    def client_settings(self, user: str | None = None, mechanism: str = "SCRAM-SHA-512", listener: str | None = None,
+                        identity: Path | None = None) -> dict[str, str]:
+        """librdkafka settings for a client listener (default: the first, at bootstrap_servers); on a SASL
+        listener as `user` (default: the first one), on a TLS one trusting the broker's CA and, with
+        `identity` (a PEM file with an unencrypted key and its chain), presenting that client certificate."""
+        if not self.listeners:
+            return {"bootstrap.servers": self.bootstrap_servers}
+        chosen = self._listener(listener)
+        settings = {"bootstrap.servers": self.bootstrap(chosen.name), "security.protocol": chosen.protocol}
+        if chosen.tls:
+            assert self.tls is not None
+            settings["ssl.ca.location"] = str(self.tls.ca_pem)
+            if identity is not None:
+                settings.update({"ssl.certificate.location": str(identity), "ssl.key.location": str(identity)})
+        if chosen.sasl:
+            assert self.sasl_users is not None
+            if mechanism not in SASL_MECHANISMS:
+                raise ValueError(f"mechanism must be one of {', '.join(SASL_MECHANISMS)}, not {mechanism!r}")
+            user = next(iter(self.sasl_users)) if user is None else user
+            settings.update({"sasl.mechanism": mechanism, "sasl.username": user,
+                             "sasl.password": self.sasl_users[user]})
+        return settings
 
     @property
     def pid(self) -> int | None:
@@ -218,15 +233,18 @@ class LocalKafkaCluster:
         """Format storage and launch the broker, without waiting for it (see wait_ready)."""
         self.dir = Path(tempfile.mkdtemp(prefix=f"sparkmirror-{self.name}-"))
         (self.dir / "logs").mkdir()
-        sasl, scram_args = None, []
-        if self.sasl_users is None:
+        secured: dict[str, str] | None = None
+        scram_args = scram_arguments(self.sasl_users) if self.sasl_users else []
+        if not self.listeners:
             self.port, self.controller_port = free_ports(2)
         else:
-            self.port, self.internal_port, self.controller_port = free_ports(3)
-            sasl = _sasl_properties(self.port, self.internal_port, self.controller_port, self.sasl_users)
-            scram_args = _scram_arguments(self.sasl_users)
+            *client_ports, self.internal_port, self.controller_port = free_ports(len(self.listeners) + 2)
+            self.ports = {listener.name: port for listener, port in zip(self.listeners, client_ports, strict=True)}
+            self.port = client_ports[0]
+            secured = listener_properties(self.listeners, self.ports, self.internal_port, self.controller_port,
+                                          self.sasl_users, self.tls, self.super_users)
         config = self.dir / "server.properties"
-        config.write_text(_server_properties(self.dir, self.port, self.controller_port, self.broker_config, sasl))
+        config.write_text(_server_properties(self.dir, self.port, self.controller_port, self.broker_config, secured))
         fmt = watchdog.run(self._java("kafka.tools.StorageTool", "format", f"--cluster-id={new_cluster_id()}",
                                       "-c", str(config), *scram_args, heap="128m"), timeout_s=120)
         if fmt.returncode != 0:
@@ -247,7 +265,7 @@ class LocalKafkaCluster:
         from sparkmirror.kafka.admin import ClusterAdmin  # keep confluent_kafka lazy
 
         deadline = time.monotonic() + timeout_s
-        admin = ClusterAdmin(self.name, self.client_settings())
+        admin = ClusterAdmin(self.name, {"bootstrap.servers": self.internal_bootstrap})
         while True:
             if self._proc is None or self._proc.poll() is not None:
                 raise EmbeddedSetupError(f"local cluster '{self.name}' exited during start-up:\n{self.log_tail()}")

@@ -141,3 +141,54 @@ def test_identity_migration_reads_every_mm2_knob():
     assert flow.use_defaults_from == "source"
     assert not flow.heartbeats_replication_enabled
     assert flow.refresh_topics.interval_s == 30 and flow.refresh_topics.enabled
+
+
+def test_dotted_aliases_resolve_by_prefix_as_mm2():
+    config = valid("dotted_aliases.properties")
+    assert list(config.clusters) == ["us.east", "us.west", "eu"]
+    assert [f.name for f in config.enabled_flows()] == ["us.east->us.west", "eu->us.east"]
+    east_west = config.flow("us.east", "us.west")
+    assert east_west.topics == ("orders.*", "payments") and east_west.sync_group_offsets.enabled
+    assert east_west.source_consumer["bootstrap.servers"] == "east-1.example:9092,east-2.example:9092"
+    assert east_west.source_consumer["max.poll.records"] == "700"
+    assert east_west.source_consumer["fetch.min.bytes"] == "1024"
+    assert east_west.target_producer["linger.ms"] == "20"
+    assert east_west.checkpoints_topic == "us.east_checkpoints_internal"
+    assert east_west.offset_syncs_topic == "mm2-offset-syncs_us.west_internal"
+    assert east_west.policy.topic_source(east_west.policy.format_remote_topic("us.east", "orders")) == "us.east"
+    assert config.flow("eu", "us.east").replication_factor == 3
+    assert len(config.heartbeat_pairs) == 6  # every ordered pair beats (MM2's clusterPairs)
+    assert config.unused_keys == () and config.warnings == ()
+
+
+def test_negative_intervals_turn_jobs_off_with_a_warning():
+    config = valid("negative_intervals.properties")
+    a_b, b_a = config.flow("A", "B"), config.flow("B", "A")
+    assert not a_b.sync_topic_acls.enabled and not b_a.sync_topic_acls.enabled
+    assert not a_b.emit_checkpoints.enabled and b_a.emit_checkpoints.enabled
+    assert a_b.sync_group_offsets.enabled  # as MM2 reads it; with no checkpoints there is no group offset sync
+    assert a_b.emit_heartbeats.enabled and not b_a.emit_heartbeats.enabled
+    assert [f.name for f in config.heartbeat_pairs] == ["A->B"]
+    assert a_b.refresh_topics.interval_s == b_a.refresh_topics.interval_s == 30
+    assert sorted(w.split(" (")[0] for w in config.warnings) == [
+        "A->B.emit.checkpoints.interval.seconds", "B->A.emit.heartbeats.interval.seconds",
+        "sync.topic.acls.interval.seconds"]
+    assert all(w.endswith("is off, as in MM2") for w in config.warnings)
+
+
+def test_disabled_flows_still_emit_heartbeats_with_their_own_settings():
+    config = valid("disabled_flows.properties")
+    assert [f.name for f in config.enabled_flows()] == ["primary->backup", "primary->dr"]
+    assert [f.name for f in config.heartbeat_pairs] == ["primary->backup", "primary->dr", "backup->primary",
+                                                        "dr->primary"]
+    dr_primary = config.flow("dr", "primary")
+    assert not dr_primary.enabled and dr_primary.emit_heartbeats.interval_s == 5
+    assert dr_primary.heartbeats_topic == "heartbeats" and dr_primary.heartbeats_topic_replication_factor == 1
+    assert dr_primary.heartbeats_producer["bootstrap.servers"] == "p-1.example:9092"
+    assert dr_primary.heartbeats_producer["acks"] == "1"
+    assert config.flow("primary", "backup").heartbeats_producer.get("acks") is None
+    # the top-level use.defaults.from is ignored, as in MM2; per flow it applies
+    assert config.flow("primary", "backup").use_defaults_from == "source"
+    assert config.flow("primary", "dr").use_defaults_from == "target"
+    assert [w.split(" (")[0] for w in config.warnings] == ["use.defaults.from"]
+    assert config.unused_keys == ()

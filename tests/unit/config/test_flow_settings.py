@@ -50,10 +50,12 @@ def test_the_table_drives_known_keys_reload_labels_and_live_fields():
 
 @pytest.mark.parametrize(("line", "text"), [
     ("admin.timeout.ms = 5000", "admin.timeout.ms (mm2.properties:4) has no effect in sparkmirror: its "
-                                "librdkafka admin calls have timeouts of their own; remove it"),
+                                "librdkafka admin calls have timeouts of their own; remove it. It is MM2's bound on "
+                                "its admin tasks, not an admin client setting, so no client is given it"),
     ("a->b.consumer.poll.timeout.ms = 100", "a->b.consumer.poll.timeout.ms (mm2.properties:4) has no effect in "
                                             "sparkmirror: Spark's Kafka source polls the source cluster itself, "
-                                            "with its own timeout; remove it"),
+                                            "with its own timeout; remove it. It is MM2's wait in its replication "
+                                            "consumer's poll, not a consumer setting, so no client is given it"),
     ("offset.lag.max = 0", "offset.lag.max (mm2.properties:4) has no effect in sparkmirror: offset syncs are "
                            "written from the record path's reports, one around every offset discontinuity, so "
                            "translation is exact rather than up to offset.lag.max records behind; remove it"),
@@ -68,7 +70,7 @@ def test_settings_sparkmirror_does_not_act_on_are_a_warning_once(line: str, text
 
 def test_defaults_and_settings_acted_on_give_no_warning():
     config = load(TWO + "a->b.enabled = true\nsync.topic.acls.enabled = false\nemit.heartbeats.interval.seconds = 2\n"
-                        "exactly.once.support = requested\ntasks.max = 2\n")
+                        "a->b.exactly.once.support = requested\ntasks.max = 2\n")
     assert config.warnings == ()
 
 

@@ -116,11 +116,6 @@ def test_empty_topics_list_replicates_nothing_as_in_mm2():
     assert load(TWO + "topics =\n").flow("a", "b").topics == ()
 
 
-def test_top_level_use_defaults_from_is_honoured():
-    # MM2 drops a top-level use.defaults.from silently (not in the connectors' ConfigDefs); an MM2 user means it
-    assert load(TWO + "use.defaults.from = source\n").flow("a", "b").use_defaults_from == "source"
-
-
 def test_every_problem_is_reported_in_file_order_with_key_and_line():
     text = ("clusters = A, B\n"
             "A.bootstrap.servers = a:1\n"

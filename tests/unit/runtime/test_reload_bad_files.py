@@ -80,7 +80,7 @@ def check_rejected(reloader: Reloader, caplog, problem: str) -> None:
     (BASE.encode()[:BASE.index("A->B.enabled") + len("A->B.ena")],
      "A->B.ena: the last line has no value and no line break: the file looks cut off mid-write"),
     (BASE.encode()[:BASE.index("= true") + len("= tr")], "expected true or false, got 'tr'"),
-    (BASE.encode() + b"A->B.topics = \\u00", "Invalid \\u escape sequence"),
+    (BASE.encode() + b"A->B.topics = \\u00", "an invalid \\u escape"),
     (b"", "clusters: missing"),
 ], ids=["garbage", "binary", "latin-1", "cut-in-a-key", "cut-in-a-value", "cut-in-an-escape", "empty"])
 def test_reloader_rejects_a_file_that_cannot_be_read_as_properties(config_file, caplog, content, problem):
