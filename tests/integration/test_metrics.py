@@ -124,8 +124,11 @@ def test_metrics_match_the_clusters_and_lag_rises_while_the_target_is_down(own_p
             assert later >= age + 2, "the oldest unreplicated record's age grows while nothing is replicated"
         finally:
             b.restart()
-        m = wait_until(caught_up_to := lambda: (s := scrape(server.port)).get(
-            ("sparkmirror_replication_lag_records", p0)) == 0 and s.get((SOURCE + "record_count", p0)) >= 200 and s,
-            120, "lag 0 again after the target came back")
+        def back_in_step() -> dict | None:
+            s = scrape(server.port)
+            done = (s.get(("sparkmirror_replication_lag_records", p0)) == 0
+                    and s.get((SOURCE + "record_count", p0), 0) >= 200)
+            return s if done else None
+
+        m = wait_until(back_in_step, 120, "lag 0 again after the target came back")
         assert m[(SOURCE + "record_count", p0)] == target_counts(b.bootstrap_servers, f"A.{topic}")[0]
-        assert caught_up_to
