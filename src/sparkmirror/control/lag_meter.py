@@ -22,7 +22,11 @@ Positions = Callable[[], tuple[Mapping[str, int], Mapping[tuple[str, int], int]]
 
 
 class LagMeter:
-    """Runs on the supervisor's thread; `latest` is replaced whole, so any thread may read it."""
+    """Runs on the supervisor's side loop; `latest` is replaced whole, so any thread may read it.
+
+    It reads only the flow's client settings, which no live change touches (a change restarts the flow with
+    a new LagMeter), so it keeps the FlowConfig it was made with.
+    """
 
     def __init__(self, flow: FlowConfig, source: TopicAdmin, clients: Clients, positions: Positions,
                  clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)) -> None:

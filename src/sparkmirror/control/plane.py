@@ -44,7 +44,7 @@ class FlowControl:
     def __init__(self, flow: FlowConfig, source: TopicAdmin, target: TopicAdmin, clients: Clients,
                  remote_topics: Callable[[], Mapping[str, str]], positions: Positions = lambda: ({}, {}),
                  clock: Callable[[], float] = time.time) -> None:
-        self._flow = flow
+        self.flow = flow
         self.source = source
         self.target = target
         self._clients = clients
@@ -56,16 +56,6 @@ class FlowControl:
         # An admin client of its own: the lag meter runs on another thread than the other jobs' clients.
         self.lag = LagMeter(flow, clients.admin(flow.source, {**flow.source_admin.rdkafka,
                                                                "client.id": "sparkmirror-lag"}), clients, positions)
-
-    @property
-    def flow(self) -> FlowConfig:
-        return self._flow
-
-    @flow.setter
-    def flow(self, flow: FlowConfig) -> None:
-        """A live configuration change: every job reads the flow anew."""
-        self._flow = flow
-        self.lag.flow = flow
 
     def start(self) -> None:
         """Create the internal topics and their clients; idempotent, so a retry repeats it safely.

@@ -19,22 +19,9 @@ def has_records_between(settings: Mapping[str, str], topic: str, partition: int,
     Offsets hold no record a consumer sees when they are transaction markers, or aborted records read
     with read_committed: a flow has read a partition to its end once only such offsets are left. True when
     the answer cannot be had in time (the caller keeps waiting rather than stops early)."""
-    consumer = Consumer({**settings, "group.id": f"sparkmirror-peek-{time.time_ns()}",
-                         "enable.auto.commit": "false", "enable.auto.offset.store": "false"})
-    try:
-        consumer.assign([TopicPartition(topic, partition, start)])
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            msg = consumer.poll(0.2)
-            if msg is not None and not msg.error():
-                return msg.offset() < end
-            # Positions, not last offsets: the consumer steps over markers without handing them out.
-            [tp] = consumer.position([TopicPartition(topic, partition)])
-            if tp.offset >= end:
-                return False
-        return True
-    finally:
-        consumer.close()
+    found = oldest_records(settings, {(topic, partition): (start, end)}, timeout_s)
+    # None: only markers (or aborted records) there; absent: no answer in time, so keep waiting
+    return found.get((topic, partition), 0) is not None
 
 
 OLDEST_POLL_S = 0.2

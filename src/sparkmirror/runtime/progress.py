@@ -50,10 +50,14 @@ class ProgressSnapshot:
     records: int
     bytes: int
     elapsed_s: float
-    per_partition: dict[tuple[str, int], int]
     retries: int = 0  # restarts after a failure (with back-off), since the process started
     partitions: Mapping[tuple[str, int], PartitionProgress] = field(default_factory=dict)
     durations: Durations | None = None
+
+    @property
+    def per_partition(self) -> dict[tuple[str, int], int]:
+        """Records replicated per source partition."""
+        return {key: p.records for key, p in self.partitions.items()}
 
     @property
     def records_per_s(self) -> float:
@@ -116,7 +120,6 @@ class FlowProgress:
         self._batches = 0
         self._records = 0
         self._bytes = 0
-        self._per_partition: dict[tuple[str, int], int] = {}
         self._partitions: dict[tuple[str, int], _Partition] = {}
         self._started: float | None = None
         self._last: float | None = None
@@ -141,7 +144,6 @@ class FlowProgress:
                 self._records += s.records
                 self._bytes += s.bytes
                 key = (s.topic, s.partition)
-                self._per_partition[key] = self._per_partition.get(key, 0) + s.records
                 partition = self._partitions.get(key)
                 if partition is None:
                     partition = self._partitions[key] = _Partition()
@@ -167,4 +169,4 @@ class FlowProgress:
             durations = Durations(tuple(zip(DURATION_BUCKETS, self._bucket_counts, strict=True)), self._durations,
                                   self._durations_sum, self._last_duration)
             return ProgressSnapshot(self.flow, self._batches, self._records, self._bytes, elapsed,
-                                    dict(self._per_partition), self._retries, partitions, durations)
+                                    self._retries, partitions, durations)

@@ -32,7 +32,6 @@ class _Job:
     interval_s: float
     run: Callable[[], None]
     due: float
-    failures: int = 0
 
 
 class Scheduler:
@@ -69,12 +68,11 @@ class Scheduler:
             stats = self.stats.get(job.name, JobStats())
             try:
                 job.run()
-                job.failures = 0
                 self.stats[job.name] = JobStats(stats.runs + 1, stats.failures, 0, stats.last_error)
             except Exception as exc:  # noqa: BLE001 - isolation is the point: log and keep the others going
-                job.failures += 1
-                self.stats[job.name] = JobStats(stats.runs + 1, stats.failures + 1, job.failures, str(exc))
-                logger.error("%s failed (%d in a row): %s", job.name, job.failures, exc)
+                in_a_row = stats.failures_in_a_row + 1
+                self.stats[job.name] = JobStats(stats.runs + 1, stats.failures + 1, in_a_row, str(exc))
+                logger.error("%s failed (%d in a row): %s", job.name, in_a_row, exc)
             finally:
                 self.running = None
             job.due = self._clock() + job.interval_s

@@ -43,15 +43,16 @@ class _Families:
         self.families: dict[str, Metric] = {}
 
     def gauge(self, name: str, doc: str, labels: list[str], values: list[str], value: float) -> None:
-        family = self.families.get(name)
-        if family is None:
-            family = self.families[name] = GaugeMetricFamily(name, doc, labels=labels)
-        family.add_metric(values, value)
+        self._add(GaugeMetricFamily, name, doc, labels, values, value)
 
     def counter(self, name: str, doc: str, labels: list[str], values: list[str], value: float) -> None:
+        self._add(CounterMetricFamily, name, doc, labels, values, value)
+
+    def _add(self, kind: type[GaugeMetricFamily] | type[CounterMetricFamily], name: str, doc: str,
+             labels: list[str], values: list[str], value: float) -> None:
         family = self.families.get(name)
         if family is None:
-            family = self.families[name] = CounterMetricFamily(name, doc, labels=labels)
+            family = self.families[name] = kind(name, doc, labels=labels)
         family.add_metric(values, value)
 
     def mm2(self, formats: tuple[str, ...], connector: str, metric: str, doc: str, labels: list[str],

@@ -35,7 +35,7 @@ def _terminal_and_root_logger(monkeypatch):
 
 def flow(name="A->B", state="running", records=1_234_567, failure=None, **extra):
     progress = ProgressSnapshot(name, batches=3, records=records, bytes=98_765_432, elapsed_s=10.0,
-                                per_partition={}, retries=2)
+                                retries=2)
     fields = dict(flow=name, state=state, failure=failure, assignment={"orders": 6}, positions={},
                   progress=progress, restarts=3, last_restart=None)
     if extra:  # the lag fields, whether or not FlowStatus has them yet

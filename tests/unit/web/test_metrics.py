@@ -19,7 +19,7 @@ NOW_MS = 1_700_000_000_000
 
 def flow_status(formats=("legacy",), lag=True) -> FlowStatus:
     progress = ProgressSnapshot(
-        "A->B", 3, 150, 1500, 2.0, {("orders", 0): 100, ("orders", 1): 50}, 1,
+        "A->B", 3, 150, 1500, 2.0, 1,
         {("orders", 0): PartitionProgress(100, 800, 10.0, 80.0, Distribution(5, 1, 9, 4.5),
                                           Distribution(20, 10, 30, 15)),
          ("orders", 1): PartitionProgress(50, 400, 5.0, 40.0, None, None)},
