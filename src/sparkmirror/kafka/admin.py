@@ -26,7 +26,14 @@ from confluent_kafka.admin import (
 
 from sparkmirror.errors import ClusterUnreachableError
 from sparkmirror.kafka.connection import CALL_TIMEOUT_S, AdminConnection
-from sparkmirror.kafka.failures import AUTHORIZATION_CODES, error_code, kafka_error, operation_error, unreachable_error
+from sparkmirror.kafka.failures import (
+    AUTHORIZATION_CODES,
+    LEADERSHIP_CODES,
+    error_code,
+    kafka_error,
+    operation_error,
+    unreachable_error,
+)
 from sparkmirror.model import NewTopicSpec, TopicConfigEntry
 
 logger = logging.getLogger(__name__)
@@ -228,10 +235,8 @@ def _names(partitions: Mapping[str, int]) -> str:
     return f"{len(names)} topics ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
 
 
-_TRANSIENT_CODES = frozenset({
-    KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
-    KafkaError.REQUEST_TIMED_OUT, KafkaError._TRANSPORT, KafkaError._TIMED_OUT,
-})
+_TRANSIENT_CODES = LEADERSHIP_CODES | {
+    KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.REQUEST_TIMED_OUT, KafkaError._TRANSPORT, KafkaError._TIMED_OUT}
 
 
 _OP_TYPES = {"SET": AlterConfigOpType.SET, "DELETE": AlterConfigOpType.DELETE}

@@ -14,6 +14,8 @@ Failure = KafkaError | KafkaException
 UNREACHABLE_CODES = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
 """Codes of a cluster that did not answer in time or could not be reached at all."""
 AUTHORIZATION_CODES = frozenset({KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED})
+LEADERSHIP_CODES = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
+"""Codes of a partition whose leader is moving or, on a topic created a moment ago, not yet known: worth a retry."""
 
 
 def kafka_error(failure: Failure | None) -> KafkaError | None:

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
 from sparkmirror.errors import AdminOperationError
-from sparkmirror.kafka.failures import UNREACHABLE_CODES, operation_error, unreachable_error, unreachable_hint
+from sparkmirror.kafka.failures import (
+    LEADERSHIP_CODES,
+    UNREACHABLE_CODES,
+    operation_error,
+    unreachable_error,
+    unreachable_hint,
+)
 from sparkmirror.kafka.produce import AcknowledgedProducer, DeliveryFailed, Message
 
 _librdkafka_logger = logging.getLogger("sparkmirror.librdkafka")
@@ -119,20 +125,28 @@ class InternalTopicReader:
         return out
 
     def _watermarks(self, timeout_s: float) -> tuple[int, int] | None:
-        """(low, high) offsets of partition 0; None when the topic does not exist."""
+        """(low, high) offsets of partition 0; None when the topic does not exist.
+
+        A topic created a moment ago (the checkpointer creates its own just before reading it) may have no
+        leader its broker knows of yet: NOT_LEADER and LEADER_NOT_AVAILABLE are retried until the deadline.
+        """
         partition = TopicPartition(self.topic, 0)
-        try:
+        deadline = time.monotonic() + timeout_s
+        asked_cluster = False
+        while True:
             try:
-                return self._consumer.get_watermark_offsets(partition, timeout=timeout_s)
+                return self._consumer.get_watermark_offsets(partition, timeout=max(deadline - time.monotonic(), 0.1))
             except KafkaException as exc:
-                if exc.args[0].code() not in _MISSING_TOPIC_CODES or not self._exists(timeout_s):
-                    raise
-                # Created since librdkafka cached it as missing; asking the cluster refreshed that cache.
-                return self._consumer.get_watermark_offsets(partition, timeout=timeout_s)
-        except KafkaException as exc:
-            if exc.args[0].code() in _MISSING_TOPIC_CODES:
-                return None
-            raise self._error(exc.args[0]) from None
+                err = exc.args[0]
+                if err.code() in _MISSING_TOPIC_CODES:
+                    # librdkafka may have cached it as missing before it was created: ask the cluster once.
+                    if asked_cluster or not self._exists(timeout_s):
+                        return None
+                    asked_cluster = True
+                elif err.code() not in LEADERSHIP_CODES or time.monotonic() > deadline:
+                    raise self._error(err) from None
+                else:
+                    time.sleep(0.1)
 
     def _exists(self, timeout_s: float) -> bool:
         """Whether partition 0 of the topic exists, asked of the cluster rather than librdkafka's cache."""

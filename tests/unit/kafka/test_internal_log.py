@@ -1,0 +1,65 @@
+"""InternalTopicReader's watermark query against a fake librdkafka Consumer: a partition whose leader is not yet
+known (a topic created a moment ago) is retried; a missing topic reads as empty; other failures are not retried."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+
+from sparkmirror.errors import AdminOperationError
+from sparkmirror.kafka import internal_log
+from sparkmirror.kafka.internal_log import InternalTopicReader
+
+
+class FakeConsumer:
+    """Fails `get_watermark_offsets` with each code of `failures` in turn (with `forever`, always with its last),
+    then answers (0, 0)."""
+
+    failures: list[int] = []
+    forever = False
+
+    def __init__(self, _conf: dict[str, object]) -> None:
+        self.queries = 0
+
+    def get_watermark_offsets(self, _partition: object, timeout: float) -> tuple[int, int]:
+        assert timeout > 0
+        self.queries += 1
+        if self.failures:
+            raise KafkaException(KafkaError(self.failures[0] if self.forever else self.failures.pop(0)))
+        return 0, 0
+
+    def assign(self, _partitions: object) -> None:
+        pass
+
+    def list_topics(self, *_args: object, **_kwargs: object) -> object:
+        raise AssertionError("only a missing topic asks the cluster")
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def reader(monkeypatch: pytest.MonkeyPatch) -> InternalTopicReader:
+    FakeConsumer.forever = False
+    monkeypatch.setattr(internal_log, "Consumer", FakeConsumer)
+    return InternalTopicReader("B", {"bootstrap.servers": "127.0.0.1:1"}, "A.checkpoints.internal")
+
+
+def test_a_partition_without_a_known_leader_is_retried(reader: InternalTopicReader) -> None:
+    FakeConsumer.failures = [KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE]
+    assert reader.read_new(5.0) == []
+    assert reader._consumer.queries == 3
+
+
+def test_leadership_that_never_settles_fails_naming_the_topic_after_the_deadline(reader: InternalTopicReader) -> None:
+    FakeConsumer.failures, FakeConsumer.forever = [KafkaError.NOT_LEADER_FOR_PARTITION], True
+    with pytest.raises(AdminOperationError, match="A.checkpoints.internal.*NOT_LEADER"):
+        reader.read_new(0.3)
+    assert reader._consumer.queries > 1
+
+
+def test_other_failures_are_not_retried(reader: InternalTopicReader) -> None:
+    FakeConsumer.failures = [KafkaError.TOPIC_AUTHORIZATION_FAILED]
+    with pytest.raises(AdminOperationError, match="Grant READ and DESCRIBE on 'A.checkpoints.internal'"):
+        reader.read_new(5.0)
+    assert reader._consumer.queries == 1
