@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class SparkmirrorError(Exception):
     """Root of every error sparkmirror raises on purpose."""
@@ -10,9 +12,12 @@ class SparkmirrorError(Exception):
 class ConfigError(SparkmirrorError):
     """The properties file is unusable; carries every problem found, not just the first."""
 
-    def __init__(self, problems: list[str] | str, source: str | None = None) -> None:
+    def __init__(self, problems: list[str] | str, source: str | None = None,
+                 credentials: Mapping[str, str] | None = None) -> None:
         self.problems = [problems] if isinstance(problems, str) else list(problems)
         self.source = source
+        # problem -> password key: the problems that are a password not opening a client's key or store
+        self.credentials = dict(credentials or {})
         where = f" in {source}" if source else ""
         lines = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(f"invalid configuration{where}:\n{lines}")

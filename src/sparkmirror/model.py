@@ -26,6 +26,26 @@ class TopicConfigEntry:
     is_default: bool
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class TopicAcl:
+    """One ACL binding on a topic resource, in Kafka's own words (what `kafka-acls.sh --list` shows).
+
+    `pattern_type` is LITERAL (`name` is a topic, or `*` for every topic) or PREFIXED (`name` is a prefix);
+    `operation` and `permission` are Kafka's names (READ, WRITE, ALL, ...; ALLOW or DENY).
+    """
+
+    pattern_type: str
+    name: str
+    principal: str
+    host: str
+    operation: str
+    permission: str
+
+    def __str__(self) -> str:
+        resource = f"topic '{self.name}'" if self.pattern_type == "LITERAL" else f"topics prefixed '{self.name}'"
+        return f"{self.permission} {self.principal} {self.operation} on {resource} from host {self.host}"
+
+
 @dataclass(frozen=True, slots=True)
 class PartitionSummary:
     """What the record path's writer reports for one source partition: the records the target acknowledged

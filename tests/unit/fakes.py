@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from sparkmirror.config.mm2 import MirrorMakerConfig
 from sparkmirror.config.properties import parse_properties
 from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
-from sparkmirror.model import TopicConfigEntry
+from sparkmirror.model import TopicAcl, TopicConfigEntry
 
 
 def load(text: str) -> MirrorMakerConfig:
@@ -48,6 +48,8 @@ class FakeCluster:
     down: bool = False  # unreachable: probes and calls fail
     broken: bool = False  # answers probes, fails calls (a broker refusing requests)
     refuse: set[str] = field(default_factory=set)  # topics whose creation fails
+    acls: set[TopicAcl] | None = None  # topic ACLs; None: the cluster has no authorizer
+    refuse_acls: set[TopicAcl] = field(default_factory=set)  # ACLs whose creation or deletion fails
 
     def _check(self, operation: str) -> None:
         if self.down or self.broken:
@@ -111,6 +113,28 @@ class FakeCluster:
     def watermarks_of(self, partitions):
         self._check("list offsets")
         return {t: {p: (0, self.ends.get((t, p), 0)) for p in range(n)} for t, n in partitions.items()}
+
+    # -- topic ACLs ------------------------------------------------------------------------------------
+    def topic_acls(self) -> frozenset[TopicAcl] | None:
+        self._check("describe ACLs")
+        return None if self.acls is None else frozenset(self.acls)
+
+    def create_acls(self, acls) -> dict[TopicAcl, Exception | None]:
+        return self._change_acls(acls, "create", self.acls.add if self.acls is not None else None)
+
+    def delete_acls(self, acls) -> dict[TopicAcl, Exception | None]:
+        return self._change_acls(acls, "delete", self.acls.discard if self.acls is not None else None)
+
+    def _change_acls(self, acls, operation: str, change) -> dict[TopicAcl, Exception | None]:
+        self._check(f"{operation} ACLs")
+        out: dict[TopicAcl, Exception | None] = {}
+        for acl in acls:
+            if change is None or acl in self.refuse_acls:
+                out[acl] = AdminOperationError(self.alias, f"{operation} ACL ({acl})", "refused (fake)")
+            else:
+                change(acl)
+                out[acl] = None
+        return out
 
     # -- internal topics (partition 0) ---------------------------------------------------------------
     def append(self, topic: str, key: bytes | None, value: bytes | None, headers=()) -> None:

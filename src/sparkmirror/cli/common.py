@@ -3,7 +3,6 @@ of exceptions to exit codes."""
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +25,6 @@ if TYPE_CHECKING:  # imported where used, so that `sparkmirror --help` stays fas
     from sparkmirror.config.model import FlowConfig
 
 # A key or store that does not open with its password: the translation's wording (config/librdkafka/tls.py).
-_WRONG_PASSWORD = re.compile(r"wrong (ssl\.(?:key|keystore|truststore)\.password)|encrypted; set (ssl\.key\.password)")
 
 
 def _exit_status(exc: BaseException) -> ExitStatus:
@@ -131,14 +129,13 @@ def _check_clients(flows: list[FlowConfig]) -> list[str]:
 def _credentials_error(flows: list[FlowConfig], problems: list[str]) -> ClientCredentialsError | None:
     """When every problem is a key or store its password does not open, the error for the first: a
     credentials problem (exit 5, as a refused login), naming the cluster and the password key to set."""
-    found = [(p, m) for p in problems if (m := _WRONG_PASSWORD.search(p)) is not None]
-    if len(found) != len(problems):
+    clients = _clients_by_alias(flows)
+    found = [next(((a, c.credential_problems[p]) for a, c in clients if p in c.credential_problems), None)
+             for p in problems]
+    if not found or None in found:
         return None
-    problem, match = found[0]
-    alias = next((a for a, c in _clients_by_alias(flows) if problem in c.problems), None)
-    if alias is None:
-        return None
-    return ClientCredentialsError(alias, match.group(1) or match.group(2), problem)
+    alias, key = found[0]
+    return ClientCredentialsError(alias, key, problems[0])
 
 
 def _clients_by_alias(flows: list[FlowConfig]) -> list[tuple[str, ClientSettings]]:

@@ -54,19 +54,15 @@ def validate(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str
 @click.pass_obj
 def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...], offline: bool) -> None:
     """Show what `run` would do: resolved flows, and with reachable clusters each source topic, its remote
-    name, partitions and the configs it will be created with. Changes nothing."""
+    name, partitions and the configs it will be created with, and the topic ACLs it would create. Changes
+    nothing."""
 
     def action() -> int:
         from sparkmirror.cli import render
-        from sparkmirror.runtime.capabilities import not_performed
 
         config, flows, targets = load(config_path(config_file, None), clusters)
         for line in render.config_summary(config, flows):
             click.echo(line)
-        for flow in flows:
-            missing = not_performed(flow)
-            if missing:
-                click.echo(f"flow {flow.name}: not performed by this version: {'; '.join(missing)}")
         if offline or not flows:
             return ExitStatus.SUCCESS
         from sparkmirror.runtime.supervisor import Supervisor
@@ -74,8 +70,12 @@ def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ..
         supervisor = Supervisor(config, Path("."), target_clusters=targets, check_state=False)
         supervisor.check_clusters()
         for flow in flows:
-            for line in render.topic_plan(flow, supervisor.plan_flow(flow)):
+            topics = supervisor.plan_flow(flow)
+            for line in render.topic_plan(flow, topics):
                 click.echo(line)
+            if flow.sync_topic_acls.enabled:
+                for line in render.acl_plan(flow, supervisor.plan_acls(flow, topics)):
+                    click.echo(line)
         return ExitStatus.SUCCESS
 
     guard(action, obj["traceback"])

@@ -10,6 +10,7 @@ from sparkmirror.config.client_settings import ClientSettings
 from sparkmirror.config.flow_settings import Schedule
 from sparkmirror.config.mm2 import MirrorMakerConfig
 from sparkmirror.config.model import FlowConfig
+from sparkmirror.control.acl_sync import AclPreview
 from sparkmirror.control.topics import TopicPlan
 
 _POLICY_CLASS = {"default": keys.DEFAULT_REPLICATION_POLICY, "identity": keys.IDENTITY_REPLICATION_POLICY}
@@ -85,6 +86,22 @@ def topic_plan(flow: FlowConfig, plan: TopicPlan) -> list[str]:
         lines.append(f"  {topic} ({partitions} partitions) -> {remote}  [{action}]")
     if not plan.remote_topics:
         lines.append(f"  (no topic on {flow.source} matches; run waits for one)")
+    return lines
+
+
+def acl_plan(flow: FlowConfig, preview: AclPreview) -> list[str]:
+    """The topic ACLs ACL sync would give the target: each marked create or exists, then the source ACLs it
+    leaves out and why. Deletions depend on the ledger of a running flow's state dir, so none are shown."""
+    head = f"flow {flow.name}: topic ACLs"
+    if not preview.source_authorizer:
+        return [f"{head}: none synced, cluster {flow.source} has no ACL authorizer"]
+    lines = [f"{head}: {len(preview.mapping.remote)} on {flow.target} for {flow.source}'s"]
+    if not preview.target_authorizer:
+        lines[0] += f" (not created: cluster {flow.target} has no ACL authorizer)"
+    for acl in sorted(preview.mapping.remote):
+        lines.append(f"  {acl}  [{'create' if acl in preview.plan.create else 'exists'}]")
+    for acl, reason in preview.mapping.skipped:
+        lines.append(f"  not copied: {acl}: {reason}")
     return lines
 
 

@@ -67,7 +67,6 @@ def run(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...
     """
 
     def action() -> int:
-        from sparkmirror.runtime.capabilities import not_performed
         from sparkmirror.runtime.supervisor import Supervisor
 
         path = config_path(config_file, config_option)
@@ -76,11 +75,6 @@ def run(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...
             raise ConfigError(["no flow is enabled" + (f" with a target in --clusters {' '.join(clusters)}"
                                                         if clusters else "")
                                + "; set e.g. 'A->B.enabled = true'"], config.source)
-        for flow in flows:
-            missing = not_performed(flow)
-            if missing:
-                click.echo(f"warning: flow {flow.name}: MM2 features not performed by this version: "
-                           f"{'; '.join(missing)}", err=True)
         supervisor = Supervisor(config, state_dir, target_clusters=targets, config_path=path)
         port = metrics_port if metrics_port is not None else config.metrics_port
         server = _metrics_server(supervisor, port) if port is not None else None

@@ -21,7 +21,7 @@ class ClientSettings(Mapping[str, str]):
     Equality and hash are by values only: origins, role and translation do not count. repr never shows a value.
     """
 
-    __slots__ = ("_values", "_origins", "_hidden", "_role", "_translation", "_problems", "_logged")
+    __slots__ = ("_values", "_origins", "_hidden", "_role", "_translation", "_problems", "_credentials", "_logged")
 
     def __init__(self, values: Mapping[str, str], role: str, origins: Mapping[str, str] | None = None,
                  hidden: frozenset[str] = frozenset()) -> None:
@@ -31,10 +31,12 @@ class ClientSettings(Mapping[str, str]):
         self._role = role
         self._translation: Translation | None = None
         self._problems: tuple[str, ...] = ()
+        self._credentials: Mapping[str, str] = MappingProxyType({})
         try:
             self._translation = translate(self._values, role, self.origin)
         except ConfigError as exc:
             self._problems = tuple(exc.problems)
+            self._credentials = MappingProxyType(exc.credentials)
         self._logged = False
 
     def __getitem__(self, key: str) -> str:
@@ -82,6 +84,12 @@ class ClientSettings(Mapping[str, str]):
     def problems(self) -> tuple[str, ...]:
         """Why the translation failed, one problem per setting, each naming it as written; () when it did not."""
         return self._problems
+
+    @property
+    def credential_problems(self) -> Mapping[str, str]:
+        """Those of `problems` that are a password not opening the client's key or store, each with the
+        password key to set (ssl.key.password, ssl.keystore.password, ...)."""
+        return self._credentials
 
     def origin(self, key: str) -> str:
         """The key as written in the file, with its line (for messages), e.g. `B.producer.acks (mm2:7)`."""

@@ -143,7 +143,7 @@ FLOW_SETTINGS: tuple[FlowSetting, ...] = (
     _job(keys.EMIT_CHECKPOINTS),
     _job(keys.SYNC_GROUP_OFFSETS),
     _job(keys.SYNC_TOPIC_CONFIGS),
-    _job(keys.SYNC_TOPIC_ACLS),  # not performed yet: runtime/capabilities.py names it when it is on
+    _job(keys.SYNC_TOPIC_ACLS),
     _job(keys.REFRESH_TOPICS),
     _job(keys.REFRESH_GROUPS, no_effect="the checkpoint job lists the source's consumer groups on every "
                                         "emit.checkpoints round; remove it"),

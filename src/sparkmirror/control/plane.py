@@ -1,9 +1,9 @@
 """FlowControl: the control plane of one flow, every periodic job of it except the query's own refresh.
 
 It owns the flow's internal topics and the clients its jobs use, all obtained from one `Clients` port:
-the offset-syncs writer (fed by the record path's reports), heartbeats, topic config sync, checkpoints
-and group offset sync. A new control job (e.g. ACL sync) is a method here plus a row in `jobs()`; its
-pure decision goes beside the others in control/ or offsets/.
+the offset-syncs writer (fed by the record path's reports), heartbeats, topic config and ACL sync,
+checkpoints and group offset sync. A new control job is a method here plus a row in `jobs()`; its pure
+decision goes beside the others in control/ or offsets/.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from sparkmirror.config import keys
 from sparkmirror.config.flow_settings import Schedule
 from sparkmirror.config.model import FlowConfig
+from sparkmirror.control.acl_sync import AclSync, MemoryLedger
 from sparkmirror.control.checkpointer import Checkpointer
 from sparkmirror.control.config_sync import sync_topic_configs
 from sparkmirror.control.lag_meter import LagMeter, Positions
-from sparkmirror.control.ports import Clients, LogWriter, TopicAdmin
+from sparkmirror.control.ports import AclLedger, Clients, LogWriter, TopicAdmin
 from sparkmirror.control.topic_sync import create_internal_topic
 from sparkmirror.model import PartitionSummary
 from sparkmirror.offsets.codec import Heartbeat, encode_heartbeat
@@ -36,6 +37,7 @@ class Job:
     schedule: Schedule
     run: Callable[[], object]
     side_loop: bool = False  # reads the source only: runs beside the jobs a down target can block
+    at_start: bool = False  # first run at once (as MM2 schedules it), not one interval after the start
 
 
 class FlowControl:
@@ -43,7 +45,7 @@ class FlowControl:
 
     def __init__(self, flow: FlowConfig, source: TopicAdmin, target: TopicAdmin, clients: Clients,
                  remote_topics: Callable[[], Mapping[str, str]], positions: Positions = lambda: ({}, {}),
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, acl_ledger: AclLedger | None = None) -> None:
         self.flow = flow
         self.source = source
         self.target = target
@@ -53,6 +55,7 @@ class FlowControl:
         self._syncs_writer: LogWriter | None = None
         self._heartbeats_writer: LogWriter | None = None
         self.checkpointer: Checkpointer | None = None
+        self.acls = AclSync(lambda: self.flow, source, target, acl_ledger or MemoryLedger(), remote_topics)
         # An admin client of its own: the lag meter runs on another thread than the other jobs' clients.
         self.lag = LagMeter(flow, clients.admin(flow.source, {**flow.source_admin.rdkafka,
                                                                "client.id": "sparkmirror-lag"}), clients, positions)
@@ -79,6 +82,7 @@ class FlowControl:
     def jobs(self) -> list[Job]:
         flow = self.flow
         return [Job("sync topic configs", flow.sync_topic_configs, self.sync_configs),
+                Job("sync topic ACLs", flow.sync_topic_acls, self.acls.sync, at_start=True),
                 Job("emit heartbeats", flow.emit_heartbeats, self.emit_heartbeat),
                 Job("emit checkpoints", flow.emit_checkpoints, self.emit_checkpoints),
                 Job("sync group offsets", flow.sync_group_offsets, self.sync_group_offsets),

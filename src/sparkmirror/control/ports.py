@@ -1,16 +1,16 @@
 """The control plane's view of the clusters: small ports that `kafka/` implements and unit tests fake.
 
-The jobs in this room (topic sync, config sync, heartbeats, checkpoints, group offset sync) observe and
+The jobs in this room (topic sync, config sync, ACL sync, heartbeats, checkpoints, group offset sync) observe and
 act only through these, so they hold no client library and each is tested in memory; `runtime/` wires
 the librdkafka implementations in (`runtime/clients.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
-from sparkmirror.model import NewTopicSpec, TopicConfigEntry
+from sparkmirror.model import NewTopicSpec, TopicAcl, TopicConfigEntry
 
 Header = tuple[str, bytes | None]
 OutgoingRecord = tuple[bytes | None, bytes | None] | tuple[bytes | None, bytes | None, Sequence[Header]]
@@ -41,6 +41,23 @@ class TopicAdmin(Protocol):
     def alter_topic_configs(self, alterations: Mapping[str, Sequence[object]]) -> dict[str, Exception | None]: ...
 
     def watermarks_of(self, partitions: Mapping[str, int]) -> dict[str, dict[int, tuple[int, int]]]: ...
+
+    def topic_acls(self) -> frozenset[TopicAcl] | None:
+        """Every topic ACL (LITERAL and PREFIXED); None when the cluster has no authorizer."""
+        ...
+
+    def create_acls(self, acls: Collection[TopicAcl]) -> dict[TopicAcl, Exception | None]: ...
+
+    def delete_acls(self, acls: Collection[TopicAcl]) -> dict[TopicAcl, Exception | None]: ...
+
+
+class AclLedger(Protocol):
+    """The topic ACLs sparkmirror created on a flow's target (runtime/state.py keeps them in the state dir):
+    ACL sync deletes only these."""
+
+    def load(self) -> frozenset[TopicAcl]: ...
+
+    def save(self, acls: frozenset[TopicAcl]) -> None: ...
 
 
 class GroupState(Protocol):

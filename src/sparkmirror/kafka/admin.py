@@ -25,7 +25,8 @@ from confluent_kafka.admin import (
 )
 
 from sparkmirror.errors import ClusterUnreachableError
-from sparkmirror.kafka.connection import CALL_TIMEOUT_S, AdminConnection
+from sparkmirror.kafka.acls import AclAdmin
+from sparkmirror.kafka.connection import CALL_TIMEOUT_S
 from sparkmirror.kafka.failures import (
     AUTHORIZATION_CODES,
     LEADERSHIP_CODES,
@@ -53,8 +54,8 @@ class ConfigAlterationLike(Protocol):
     def value(self) -> str | None: ...
 
 
-class ClusterAdmin(AdminConnection):
-    """Admin operations on one cluster, identified by its alias in every error."""
+class ClusterAdmin(AclAdmin):
+    """Admin operations on one cluster (topic ACLs: kafka/acls.py), identified by its alias in every error."""
 
     def probe(self, timeout_s: float = PROBE_TIMEOUT_S) -> None:
         """Raise unless a metadata request is answered within the timeout.

@@ -1,18 +1,10 @@
-"""What this version does with a flow's MM2 settings: features it does not perform yet are named, never
-silently skipped, and settings it cannot honour stop the flow before it starts."""
+"""What this version does with a flow's MM2 settings: settings it cannot honour stop the flow before it starts
+(every MM2 job is performed since ACL sync was added, so none is named as left out)."""
 
 from __future__ import annotations
 
 from sparkmirror.config import keys
 from sparkmirror.config.model import FlowConfig
-
-
-def not_performed(flow: FlowConfig) -> list[str]:
-    """MM2 features the flow's settings turn on that this version does not perform yet."""
-    features = [
-        (flow.sync_topic_acls.enabled, f"{keys.SYNC_TOPIC_ACLS}.enabled"),
-    ]
-    return [name for on, name in features if on]
 
 
 def cannot_honour(flow: FlowConfig) -> list[str]:

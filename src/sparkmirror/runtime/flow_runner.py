@@ -28,7 +28,7 @@ from sparkmirror.model import PartitionSummary
 from sparkmirror.pipeline import options
 from sparkmirror.runtime.engine import Engine, Query, QueryRequest, trigger_of
 from sparkmirror.runtime.progress import FlowProgress
-from sparkmirror.runtime.state import POSITIONS_FILE, read_positions, write_positions
+from sparkmirror.runtime.state import ACL_LEDGER_FILE, POSITIONS_FILE, AclLedgerFile, read_positions, write_positions
 from sparkmirror.runtime.status import FlowStatus
 
 logger = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class FlowRunner:
         self.slots_in_use = slots_in_use  # Real-Time Mode task slots held by the process's other flows
         self.control = FlowControl(flow, source, target, clients,
                                    lambda: dict(self.plan.remote_topics) if self.plan is not None else {},
-                                   self._read_positions)
+                                   self._read_positions, acl_ledger=AclLedgerFile(state_dir / ACL_LEDGER_FILE))
         self._flow = flow
         self.progress = FlowProgress(flow.name)
         self.plan: TopicPlan | None = None

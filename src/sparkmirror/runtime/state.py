@@ -1,4 +1,5 @@
-"""The state dir on disk: checked before anything runs, and the one place positions files are read and written.
+"""The state dir on disk: checked before anything runs, and the one place positions files (and the ACL ledger)
+are read and written.
 
 Each problem is a `StateError` of one line: the path, what is wrong, then the fix. The check runs before
 any cluster is contacted, so a bad `--state-dir` never surfaces after a batch was replicated whose
@@ -7,6 +8,7 @@ positions could not be kept.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -15,8 +17,10 @@ from pathlib import Path
 
 from sparkmirror.control import positions as pos
 from sparkmirror.errors import StateError
+from sparkmirror.model import TopicAcl
 
 POSITIONS_FILE = "positions.json"
+ACL_LEDGER_FILE = "created-acls.json"
 _ANOTHER_DIR = "choose another --state-dir"
 _AFRESH = "restore it, or delete it to replicate the flow afresh from auto.offset.reset"
 
@@ -67,18 +71,54 @@ def read_positions(path: Path) -> dict[str, pos.TopicPosition] | None:
 
 def write_positions(path: Path, positions: Mapping[str, pos.TopicPosition]) -> None:
     """Replace the positions at `path` atomically: a crash leaves the old file or the new one, never a part."""
+    _replace(path, json.dumps(pos.to_json(positions)), "the flow continues from the positions last written")
+
+
+class AclLedgerFile:
+    """The topic ACLs sparkmirror created on a flow's target (control/ports.AclLedger), in the flow's dir.
+
+    Without it (a new state dir) sparkmirror deletes none of the ACLs it created before: the safe side.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> frozenset[TopicAcl]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return frozenset()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StateError(f"{self.path}: cannot read it ({exc}); {_LEDGER_FIX}") from exc
+        try:
+            document = json.loads(text)
+            return frozenset(TopicAcl(**entry) for entry in document["created_acls"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StateError(f"{self.path}: not an ACL ledger ({exc}); {_LEDGER_FIX}") from exc
+
+    def save(self, acls: frozenset[TopicAcl]) -> None:
+        entries = [dataclasses.asdict(acl) for acl in sorted(acls)]
+        _replace(self.path, json.dumps({"created_acls": entries}, indent=1),
+                 "ACL sync retries on its next run")
+
+
+_LEDGER_FIX = ("delete it (sparkmirror then deletes none of the topic ACLs it created before; it creates what "
+               "is missing again)")
+
+
+def _replace(path: Path, text: str, then: str) -> None:
+    """Write `text` to `path` atomically: fsync a temporary file beside it, then rename it over `path`."""
     tmp = path.with_suffix(".tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "w", encoding="utf-8") as out:
-            out.write(json.dumps(pos.to_json(positions)))
+            out.write(text)
             out.flush()
             os.fsync(out.fileno())  # on disk before the rename, or a power cut could leave an empty file
         os.replace(tmp, path)
     except OSError as exc:
         raise _os_error(path, exc, "cannot write it",
-                        f"give this user write access to {path.parent} and restart; the flow continues "
-                        f"from the positions last written") from exc
+                        f"give this user write access to {path.parent} and restart; {then}") from exc
 
 
 def _make_dir(state_dir: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from sparkmirror.config.client_settings import ClientSettings
 from sparkmirror.config.mm2 import MirrorMakerConfig
 from sparkmirror.config.model import FlowConfig
+from sparkmirror.control.acl_sync import AclPreview, AclSync, MemoryLedger
 from sparkmirror.control.ports import Clients, TopicAdmin
 from sparkmirror.control.topic_sync import observe_plan
 from sparkmirror.control.topics import TopicPlan
@@ -121,6 +122,11 @@ class Supervisor:
         """What a flow replicates and what the target needs first; reads both clusters, changes nothing."""
         return observe_plan(flow, *self._flow_admins(flow))
 
+    def plan_acls(self, flow: FlowConfig, topics: TopicPlan) -> AclPreview:
+        """The topic ACLs a flow would sync, against what the target holds now; changes nothing."""
+        source, target = self._flow_admins(flow)
+        return AclSync(lambda: flow, source, target, MemoryLedger(), lambda: topics.remote_topics).preview()
+
     # -- run -----------------------------------------------------------------------------------------
     def start(self) -> None:
         """Check clusters, then start every flow; a flow whose start fails is reported, the others run."""
@@ -205,7 +211,8 @@ class Supervisor:
         for job in runner.control.jobs():
             if job.schedule.enabled:
                 scheduler = self.side_scheduler if job.side_loop else self.scheduler
-                scheduler.every(f"{name}: {job.name}", job.schedule.interval_s, job.run)
+                scheduler.every(f"{name}: {job.name}", job.schedule.interval_s, job.run,
+                                first_in_s=0 if job.at_start else None)
 
     def wait(self, poll_s: float = 0.5) -> None:
         """Block until stop() or, with until_caught_up, until every query finished.

@@ -55,7 +55,7 @@ def test_plan_offline_prints_resolved_flows_without_secrets():
                                   "DefaultReplicationPolicy (separator '.')" in out
     assert "sasl.jaas.config=[hidden]" in out and "bootstrap.servers=[hidden]" in out
     assert "pa55" not in out and "a-1.example" not in out
-    assert "not performed by this version: sync.topic.acls.enabled" in out
+    assert "ACL sync every 600 s" in out and "not performed" not in out  # performed since issue 16
     assert "emit.heartbeats" not in out and "refresh.topics" not in out  # performed since issue 5
     assert "emit.checkpoints" not in out and "sync.group.offsets" not in out  # performed since issue 6
 

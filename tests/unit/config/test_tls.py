@@ -87,6 +87,9 @@ def test_pem_keystore_file_becomes_certificate_and_key_locations(pki: Pki) -> No
     assert "wrong" in only_problem({**java, "ssl.key.password": "wrong-" + SECRET}, "ssl.keystore.location")
     assert "encrypted" in only_problem({k: v for k, v in java.items() if k != "ssl.key.password"},
                                        "ssl.keystore.location")
+    pbes2 = pki.write("client-pbes2.pem", pki.client_pem + pki.key_pem(KEY_PASSWORD, pbes2=True))
+    refused = only_problem({**java, "ssl.keystore.location": pbes2}, "ssl.keystore.location")
+    assert "encrypted with PBES2" in refused and "openssl pkcs8 -topk8 -v1 PBE-SHA1-3DES" in refused
     only_key = pki.write("key-only.pem", pki.key_pem())
     assert "certificate and a private key" in only_problem(ssl(**{"ssl.keystore.location": only_key}),
                                                            "ssl.keystore.location")

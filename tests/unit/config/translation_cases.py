@@ -14,6 +14,7 @@ from cryptography.x509.oid import NameOID
 
 from sparkmirror.config.librdkafka import translate
 from sparkmirror.errors import ConfigError
+from sparkmirror.testing.tls_material import encrypt_pkcs8_3des
 
 SECRET = "s3cr3t-Value"  # noqa: S105 - every test secret contains it, so a leak is one substring check
 STORE_PASSWORD = "store-" + SECRET
@@ -85,7 +86,11 @@ class Pki:
         path.write_bytes(data.encode() if isinstance(data, str) else data)
         return str(path)
 
-    def key_pem(self, password: str | None = None) -> str:
+    def key_pem(self, password: str | None = None, pbes2: bool = False) -> str:
+        """PKCS#8, encrypted with `password` if given: by PKCS#12's 3DES scheme (what Java can read), or with
+        `pbes2` by PBES2 (`openssl pkcs8 -topk8`'s default, which Java cannot)."""
+        if password and not pbes2:
+            return encrypt_pkcs8_3des(self.client_key, password).decode()
         encryption = (serialization.BestAvailableEncryption(password.encode()) if password
                       else serialization.NoEncryption())
         return self.client_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,

@@ -205,3 +205,21 @@ def test_the_supervisor_checks_the_state_before_building_any_flow(tmp_path, monk
     monkeypatch.setattr(Supervisor, "_runner", lambda self, flow: pytest.fail("a flow was built first"))
     with pytest.raises(StateError, match=f"^{re.escape(str(positions))}: not a positions file: topic 't'"):
         Supervisor(load_config(properties), tmp_path / "state")
+
+
+def test_the_acl_ledger_round_trips_and_starts_empty(tmp_path: Path):
+    from sparkmirror.model import TopicAcl
+
+    ledger = state.AclLedgerFile(tmp_path / "A->B" / state.ACL_LEDGER_FILE)
+    assert ledger.load() == frozenset()
+    acls = frozenset({TopicAcl("LITERAL", "A.orders", "User:app", "*", "READ", "ALLOW"),
+                      TopicAcl("PREFIXED", "A.ord", "User:ops", "10.0.0.1", "DESCRIBE", "DENY")})
+    ledger.save(acls)
+    assert state.AclLedgerFile(ledger.path).load() == acls
+
+
+def test_a_damaged_acl_ledger_is_one_line_naming_the_file_and_the_fix(tmp_path: Path):
+    path = tmp_path / state.ACL_LEDGER_FILE
+    path.write_text('{"created_acls": [{"name": "A.orders"}]}')
+    with pytest.raises(StateError, match=re.escape(f"{path}: not an ACL ledger") + ".*delete it"):
+        state.AclLedgerFile(path).load()

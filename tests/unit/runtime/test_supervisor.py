@@ -96,3 +96,18 @@ def test_shutdown_stops_queries_then_clients_then_the_engine(tmp_path):
     assert all(q.stopped for q in engine.queries) and engine.stopped
     assert all(w.closed for w in sup.clients.writers)
     assert [s.state for s in sup.status().flows] == ["stopped", "stopped"]
+
+
+def test_acl_sync_runs_at_start_as_mm2_schedules_it_and_keeps_its_ledger_in_the_flows_state_dir(tmp_path):
+    from sparkmirror.model import TopicAcl
+    from sparkmirror.runtime.state import ACL_LEDGER_FILE
+
+    sup, clusters, _, _ = supervisor(tmp_path, TEXT.replace("C->B.enabled = true\n", ""))
+    read = TopicAcl("LITERAL", "a-orders", "User:app", "*", "READ", "ALLOW")
+    clusters["A"].acls, clusters["B"].acls = {read}, set()
+    sup.start()
+    sup.scheduler.run_due()  # the clock has not moved: only jobs due at start run
+    remote = TopicAcl("LITERAL", "A.a-orders", "User:app", "*", "READ", "ALLOW")
+    assert clusters["B"].acls == {remote}
+    (ledger,) = tmp_path.rglob(ACL_LEDGER_FILE)
+    assert "A.a-orders" in ledger.read_text()

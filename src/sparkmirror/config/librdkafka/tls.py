@@ -5,6 +5,7 @@ Reads the store files it is pointed at to catch what librdkafka would only repor
 
 from __future__ import annotations
 
+import base64
 import re
 import shlex
 from pathlib import Path
@@ -59,7 +60,7 @@ def _load_pkcs12(result: Result, key: str, path: str, data: bytes,
     except ValueError:
         pw_key = key.rsplit(".", 1)[0] + ".password"
         why = f"{pw_key} is not set" if password is None else f"wrong {pw_key}, or the file is damaged"
-        result.problem(key, f"cannot open the PKCS12 store {path}: {why}")
+        result.problem(key, f"cannot open the PKCS12 store {path}: {why}", None if password is None else pw_key)
         return None
 
 
@@ -107,12 +108,36 @@ def _check_pem_key(result: Result, key: str, pem: bytes, password: str | None, w
         serialization.load_pem_private_key(match.group(), password.encode() if password is not None else None)
     except TypeError:  # encrypted without a password, or a password for a plain key (which librdkafka ignores)
         if password is None:
-            result.problem(key, f"the private key in {where} is encrypted; set ssl.key.password")
+            result.problem(key, f"the private key in {where} is encrypted; set ssl.key.password", "ssl.key.password")
             return False
     except ValueError:
-        result.problem(key, f"cannot read the private key in {where}: wrong ssl.key.password, or not a PEM key")
+        result.problem(key, f"cannot read the private key in {where}: wrong ssl.key.password, or not a PEM key",
+                       "ssl.key.password")
+        return False
+    if _uses_pbes2(match.group()):
+        result.problem(key, f"the private key in {where} is encrypted with PBES2 (the default of `openssl pkcs8 "
+                            f"-topk8`), which Java's Kafka clients cannot decrypt (\"PBES2 SecretKeyFactory not "
+                            f"available\", JDK-8231581), so Spark's source and the record path's writer would "
+                            f"fail; re-encrypt it with `openssl pkcs8 -topk8 -v1 PBE-SHA1-3DES -in KEY.pem -out "
+                            f"KEY-3des.pem`, or use a PKCS12 key store")
         return False
     return True
+
+
+_ENCRYPTED_BLOCK = re.compile(rb"-----BEGIN ENCRYPTED PRIVATE KEY-----(.+?)-----END", re.DOTALL)
+_PBES2_OID = bytes.fromhex("06092a864886f70d01050d")  # 1.2.840.113549.1.5.13, DER-encoded
+
+
+def _uses_pbes2(pem_key: bytes) -> bool:
+    """Whether a PKCS#8 EncryptedPrivateKeyInfo names PBES2 as its scheme (its first AlgorithmIdentifier)."""
+    block = _ENCRYPTED_BLOCK.search(pem_key)
+    if block is None:
+        return False
+    try:
+        der = base64.b64decode(b"".join(block.group(1).split()), validate=True)
+    except ValueError:
+        return False
+    return _PBES2_OID in der[:24]
 
 
 def _identity(result: Result) -> None:

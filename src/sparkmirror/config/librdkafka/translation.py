@@ -88,7 +88,7 @@ def translate(java: Mapping[str, str], role: str, describe: Callable[[str], str]
     ignored += [k for k in java if RULES.get(k, ("", ""))[1] == SECURITY and k not in result.consumed]
     _apply_java_defaults(result, role)
     if result.problems:
-        raise ConfigError(result.problems)
+        raise ConfigError(result.problems, credentials=result.credentials)
     return Translation(_Settings(result.settings), tuple(ignored), tuple(unknown))
 
 
