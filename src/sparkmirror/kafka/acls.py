@@ -1,7 +1,8 @@
 """Topic ACLs of one cluster through librdkafka's admin API, as `model.TopicAcl` values.
 
 A cluster without an authorizer answers SECURITY_DISABLED: `topic_acls` returns None for it, so a caller
-can tell "no ACLs at all" from "ACLs are not a thing here".
+can tell "no ACLs at all" from "ACLs are not a thing here" (librdkafka hides that answer to DescribeAcls,
+so an empty list is checked with a DeleteAcls that matches nothing).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ _ALTER_HINT = ("Grant ALTER on the cluster to the principal used for cluster '{a
                "ACLs), or set '<source>-><target>.sync.topic.acls.enabled = false'")
 _DESCRIBE_HINT = ("Grant DESCRIBE on the cluster to the principal used for cluster '{alias}' (it lists ACLs), or "
                   "set '<source>-><target>.sync.topic.acls.enabled = false'")
+_PROBE = "sparkmirror-authorizer-probe"  # no ACL names it: deleting its ACLs changes nothing
 _AUTH_CODES = (KafkaError.CLUSTER_AUTHORIZATION_FAILED, KafkaError.TOPIC_AUTHORIZATION_FAILED)
 
 
@@ -43,7 +45,29 @@ class AclAdmin(AdminConnection):
             if error_code(exc) == KafkaError.SECURITY_DISABLED:
                 return None
             raise operation_error(self.alias, "list topic ACLs", exc, self._hints(_DESCRIBE_HINT)) from None
+        if not bindings and not self._has_authorizer():
+            return None
         return frozenset(_acl(b) for b in bindings)  # type: ignore[union-attr]
+
+    def _has_authorizer(self) -> bool:
+        """Whether the cluster has an authorizer, asked by deleting ACLs that cannot exist.
+
+        A broker without one answers DescribeAcls with SECURITY_DISABLED, but librdkafka reports that as an
+        empty list, the same as an authorizer holding no ACLs; its DeleteAcls result keeps the error. A
+        refusal (no ALTER on the cluster) also means an authorizer is there.
+        """
+        nothing = AclBindingFilter(ResourceType.TOPIC, _PROBE, ResourcePatternType.LITERAL, f"User:{_PROBE}", "*",
+                                   AclOperation.READ, AclPermissionType.DENY)
+        try:
+            (future,) = self._admin.delete_acls([nothing], request_timeout=CALL_TIMEOUT_S).values()
+            self._result(future, CALL_TIMEOUT_S, "probe for an authorizer")
+        except KafkaException as exc:
+            code = error_code(exc)
+            if code == KafkaError.SECURITY_DISABLED:
+                return False
+            if code not in _AUTH_CODES:
+                raise operation_error(self.alias, "list topic ACLs", exc) from None
+        return True
 
     def create_acls(self, acls: Collection[TopicAcl]) -> dict[TopicAcl, Exception | None]:
         """Create topic ACLs; per ACL: None where it worked, an error naming it otherwise."""
