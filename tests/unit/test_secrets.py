@@ -170,7 +170,7 @@ def test_librdkafka_clients_their_errors_and_the_status_built_from_them_show_no_
     errors: list[str] = []
     for flow in config.flows:
         for client in (flow.source_consumer, flow.source_admin, flow.target_admin, flow.target_producer,
-                       flow.offset_syncs_producer, flow.heartbeats_producer):
+                       flow.offset_syncs_producer, flow.heartbeats_producer, flow.target_consumer):
             settings = client.rdkafka  # logs the keys left out, as a client is about to be built
             assert_no_canary(repr(client), str(client), repr(client.translation), repr(settings), str(settings))
             assert any(CANARY in v for v in settings.values()), "the canaries reach librdkafka"
