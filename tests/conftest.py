@@ -139,7 +139,8 @@ class SecuredCluster:
 class SecuredClusters:
     """Two SecuredClusters signed by one CA, the clients' stores, and a CA nobody trusts.
 
-    Principals: `mirror` (a super user: SASL user and client certificate CN) and `app` (no ACLs: denied).
+    Principals: `mirror` (a super user: SASL user and client certificate CN), `app` (no ACLs: denied), and
+    the SASL users of ROLE_PRINCIPALS (no ACLs until a test grants them some).
     """
 
     source: SecuredCluster
@@ -173,10 +174,18 @@ class SecuredClusters:
                       f"ssl.keystore.password = {identity.store_password}",
                       f"ssl.key.password = {identity.store_password}"]
         elif mode == "sasl_ssl":
-            lines += ["sasl.mechanism = SCRAM-SHA-512",
-                      "sasl.jaas.config = org.apache.kafka.common.security.scram.ScramLoginModule required "
-                      f'username="{principal}" password="{self.users[principal]}";']
+            lines += ["sasl.mechanism = SCRAM-SHA-512", f"sasl.jaas.config = {self.jaas(principal)}"]
         return "".join(f"{alias}.{line}\n" for line in lines)
+
+    def jaas(self, principal: str) -> str:
+        """The `sasl.jaas.config` value that logs in as SASL user `principal` (SCRAM)."""
+        return (f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{principal}" '
+                f'password="{self.users[principal]}";')
+
+
+# One SASL user per MM2 client role of a flow A->B (tests/integration/test_per_role_principals.py): A's consumer,
+# admin and producer (offset syncs; B->A's heartbeats), B's consumer (checkpoints read back), admin and producer.
+ROLE_PRINCIPALS = ("src-consumer", "src-admin", "src-producer", "tgt-consumer", "tgt-admin", "tgt-producer")
 
 
 @pytest.fixture(scope="session")
@@ -194,7 +203,7 @@ def secured_clusters(tmp_path_factory) -> Iterator[SecuredClusters]:
     identities = {name: write_identity(folder, name, ca.issue(name), f"key-{secrets.token_hex(6)}",
                                        f"store-{secrets.token_hex(6)}") for name in ("mirror", "app")}
     other_identity = write_identity(folder, "stranger", other_ca.issue("mirror"), "key-stranger", "store-stranger")
-    users = {name: f"pw-{secrets.token_urlsafe(12)}" for name in ("mirror", "app")}
+    users = {name: f"pw-{secrets.token_urlsafe(12)}" for name in ("mirror", "app", *ROLE_PRINCIPALS)}
     stores = {
         "A": BrokerTls(server.encrypted_pem, "PEM", trust.pem, "PEM", trust.pem, key_password=server.key_password),
         "B": BrokerTls(server.pkcs12, "PKCS12", trust.pkcs12, "PKCS12", trust.pem,

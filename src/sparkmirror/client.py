@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sparkmirror.config.mm2 import MirrorMakerConfig, load_config
 from sparkmirror.config.model import FlowConfig
-from sparkmirror.errors import ClusterUnreachableError, SparkmirrorError
+from sparkmirror.errors import AdminOperationError, ClusterUnreachableError, SparkmirrorError
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.groups import ConsumerGroups
 from sparkmirror.kafka.internal_log import read_internal_topic
@@ -84,29 +84,30 @@ def _settings(flow: FlowConfig, alias: str) -> Mapping[str, str]:
     return side.rdkafka
 
 
-def _records(flow: FlowConfig, alias: str, topic: str):  # list of InternalRecord
-    return read_internal_topic(alias, _settings(flow, alias), topic)
+def _sync_records(flow: FlowConfig):  # list of InternalRecord
+    """The offset syncs, read with the consumer settings MM2's checkpoint task reads them with."""
+    return read_internal_topic(flow.offset_syncs_cluster, flow.offset_syncs_consumer.rdkafka, flow.offset_syncs_topic)
 
 
 def read_offset_syncs(config: ConfigLike, source: str, target: str) -> list[OffsetSync]:
     """Every offset sync of the flow source->target, in the order written."""
     flow = _config(config).flow(source, target)
-    alias, topic = flow.offset_syncs_cluster, flow.offset_syncs_topic
-    return [decode_offset_sync(r.key, r.value) for r in _records(flow, alias, topic)]
+    return [decode_offset_sync(r.key, r.value) for r in _sync_records(flow)]
 
 
 def _sync_index(flow: FlowConfig) -> SyncIndex:
     alias, topic = flow.offset_syncs_cluster, flow.offset_syncs_topic
     index = SyncIndex()
-    for offset, why in index_syncs(_records(flow, alias, topic), index):  # skipped, as MM2's readers do
+    for offset, why in index_syncs(_sync_records(flow), index):  # skipped, as MM2's readers do
         logger.warning("cluster '%s' topic '%s' offset %d is not an offset sync, skipped: %s", alias, topic, offset,
                        why)
     return index
 
 
 def _checkpoint_records(flow: FlowConfig) -> list[tuple[Checkpoint, int]]:
-    topic = flow.checkpoints_topic
-    return [(decode_checkpoint(r.key, r.value), r.timestamp_ms) for r in _records(flow, flow.target, topic)]
+    """The checkpoints, read with the target's consumer settings (as MM2's MirrorClient reads them)."""
+    records = read_internal_topic(flow.target, flow.target_consumer.rdkafka, flow.checkpoints_topic)
+    return [(decode_checkpoint(r.key, r.value), r.timestamp_ms) for r in records]
 
 
 def read_checkpoints(config: ConfigLike, source: str, target: str,
@@ -176,11 +177,12 @@ def translate_offsets(config: ConfigLike, group: str, source: str, target: str) 
 
 
 def _reverse_syncs(flow: FlowConfig, warnings: list[str]) -> FlowSyncs | None:
-    """The syncs of target->source (for topics that are copies of the target's), when they can be read."""
+    """The syncs of target->source (for topics that are copies of the target's), when they can be read: in a
+    one-way set-up under an authorizer, the consumer may not describe a topic that no flow writes."""
     alias, topic = flow.offset_syncs_cluster, flow.offset_syncs_topic
     try:
         index = _sync_index(flow)
-    except ClusterUnreachableError as exc:
+    except (ClusterUnreachableError, AdminOperationError) as exc:
         warnings.append(f"offset syncs of {flow.name} ('{topic}' on '{alias}') cannot be read: {exc}")
         return None
     return _flow_syncs(flow, index)

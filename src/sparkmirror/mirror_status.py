@@ -84,7 +84,7 @@ def _read_syncs(flow: FlowConfig, notes: list[str]) -> list[WrittenSync]:
     alias, topic = flow.offset_syncs_cluster, flow.offset_syncs_topic
     replicates = _replicates(flow)
     out, skipped, others = [], 0, set()
-    for record in read_internal_topic(alias, _side(flow, alias), topic):
+    for record in read_internal_topic(alias, flow.offset_syncs_consumer.rdkafka, topic):  # as the checkpointer
         try:
             written = WrittenSync(decode_offset_sync(record.key, record.value), sync_link_of(record.headers),
                                   record.timestamp_ms)
@@ -107,7 +107,7 @@ def _read_syncs(flow: FlowConfig, notes: list[str]) -> list[WrittenSync]:
 def _read_checkpoints(flow: FlowConfig, notes: list[str]) -> list[tuple[Checkpoint, int]]:
     topic = flow.checkpoints_topic
     out, skipped = [], 0
-    for record in read_internal_topic(flow.target, _side(flow, flow.target), topic):
+    for record in read_internal_topic(flow.target, flow.target_consumer.rdkafka, topic):  # as MM2's MirrorClient
         try:
             out.append((decode_checkpoint(record.key, record.value), record.timestamp_ms))
         except OffsetCodecError:

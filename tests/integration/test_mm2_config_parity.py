@@ -52,8 +52,12 @@ POLICY_CLASSES = {"default": keys.DEFAULT_REPLICATION_POLICY, "identity": keys.I
 JOBS = ("emit.heartbeats", "emit.checkpoints", "sync.group.offsets", "sync.topic.configs", "sync.topic.acls",
         "refresh.topics", "refresh.groups")
 TIMEOUTS_MS = {"consumer_poll_timeout_ms": "consumer.poll.timeout", "admin_timeout_ms": "admin.timeout"}
-CLIENTS = ("source_consumer", "source_admin", "target_admin", "target_producer", "offset_syncs_producer",
-           "heartbeats_producer", "checkpoints_producer")
+# MM2's client (java/ResolveConfig.java) -> the FlowConfig client sparkmirror uses in its place
+CLIENTS = {"source_consumer": "source_consumer", "source_admin": "source_admin", "target_admin": "target_admin",
+           "target_producer": "target_producer", "offset_syncs_producer": "offset_syncs_producer",
+           "heartbeats_producer": "heartbeats_producer",
+           "checkpoints_producer": "target_producer",  # Connect's worker producer, the same for every connector
+           "offset_syncs_consumer": "offset_syncs_consumer", "target_consumer": "target_consumer"}
 # Settings MM2 and Connect add to a client themselves (not from the file); ignored when sparkmirror does not
 # set them. `*` matches any value (client ids and metrics labels name Connect's own tasks).
 MM2_OWN_SETTINGS = {
@@ -181,9 +185,8 @@ def _flow_differences(flow: FlowConfig, mm2: Mapping[str, Any]) -> Iterator[Diff
     for field, job in TIMEOUTS_MS.items():
         if getattr(flow, field) != mm2["intervals_ms"][job]:
             yield Difference(flow.name, field, getattr(flow, field), mm2["intervals_ms"][job])
-    for client in CLIENTS:
-        if hasattr(flow, client):
-            yield from _client_differences(flow.name, client, getattr(flow, client), mm2["clients"][client])
+    for client, ours in CLIENTS.items():
+        yield from _client_differences(flow.name, client, getattr(flow, ours), mm2["clients"][client])
 
 
 def _client_differences(flow: str, client: str, settings: Mapping[str, str],

@@ -15,6 +15,16 @@ from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
 from sparkmirror.model import TopicAcl, TopicConfigEntry
 
 
+class Clock:
+    """A clock that moves only when a test sets `now`."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def load(text: str) -> MirrorMakerConfig:
     return MirrorMakerConfig.from_properties(parse_properties(text, "mm2.properties"), {})
 
@@ -157,8 +167,9 @@ class FakeCluster:
 
 
 class FakeWriter:
-    def __init__(self, cluster: FakeCluster) -> None:
+    def __init__(self, cluster: FakeCluster, settings=None) -> None:
         self.cluster = cluster
+        self.settings = dict(settings or {})  # the librdkafka settings it was made with
         self.closed = False
 
     def write(self, topic: str, records) -> int:
@@ -174,8 +185,9 @@ class FakeWriter:
 
 
 class FakeReader:
-    def __init__(self, cluster: FakeCluster, topic: str) -> None:
+    def __init__(self, cluster: FakeCluster, topic: str, settings=None) -> None:
         self.cluster, self.topic, self.next = cluster, topic, 0
+        self.settings = dict(settings or {})  # the librdkafka settings it was made with
         self.closed = False
 
     def read_new(self) -> list[Record]:
@@ -197,21 +209,29 @@ class FakeClients:
         # What `oldest_records` answers per (topic, partition): a timestamp, None (only markers), or absent.
         self.oldest: dict[tuple[str, int], int | None] = {}
         self.probed: list[dict] = []  # the ranges of each oldest_records call
+        # (alias, settings) of each admin, groups and read_all client asked for, in order
+        self.admins: list[tuple[str, dict]] = []
+        self.group_admins: list[tuple[str, dict]] = []
+        self.read_alls: list[tuple[str, str, dict]] = []  # (alias, topic, settings)
 
     def admin(self, alias: str, settings) -> FakeCluster:
+        self.admins.append((alias, dict(settings)))
         return self.clusters[alias]
 
-    groups = admin
+    def groups(self, alias: str, settings) -> FakeCluster:
+        self.group_admins.append((alias, dict(settings)))
+        return self.clusters[alias]
 
     def writer(self, alias: str, settings) -> FakeWriter:
-        self.writers.append(FakeWriter(self.clusters[alias]))
+        self.writers.append(FakeWriter(self.clusters[alias], settings))
         return self.writers[-1]
 
     def reader(self, alias: str, settings, topic: str) -> FakeReader:
-        self.readers.append(FakeReader(self.clusters[alias], topic))
+        self.readers.append(FakeReader(self.clusters[alias], topic, settings))
         return self.readers[-1]
 
     def read_all(self, alias: str, settings, topic: str) -> list[Record]:
+        self.read_alls.append((alias, topic, dict(settings)))
         return list(self.clusters[alias].logs.get(topic, []))
 
     def has_records(self, settings, topic: str, partition: int, start: int, end: int) -> bool:

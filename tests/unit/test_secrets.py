@@ -33,6 +33,7 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.produce import AcknowledgedProducer
 from sparkmirror.runtime.progress import Durations, ProgressSnapshot
 from sparkmirror.runtime.status import FlowStatus, JobStatus, Status
+from sparkmirror.testing.tls_material import encrypt_pkcs8_3des
 from sparkmirror.web.metrics import StatusCollector
 from sparkmirror.web.status_json import status_json
 
@@ -64,8 +65,8 @@ def _stores(folder: Path) -> None:
     cert = _certificate("mirror", key, "canary-ca", ca_key)
     pem = serialization.Encoding.PEM
     (folder / "ca.pem").write_bytes(ca.public_bytes(pem))
-    (folder / "client.pem").write_bytes(cert.public_bytes(pem) + key.private_bytes(
-        pem, serialization.PrivateFormat.PKCS8, serialization.BestAvailableEncryption(f"{CANARY}-key".encode())))
+    # 3DES, not PBES2: Java cannot decrypt a PBES2 key, so the load refuses it (config/librdkafka/tls.py)
+    (folder / "client.pem").write_bytes(cert.public_bytes(pem) + encrypt_pkcs8_3des(key, f"{CANARY}-key"))
     (folder / "trust.p12").write_bytes(pkcs12.serialize_key_and_certificates(
         None, None, None, [ca], serialization.BestAvailableEncryption(f"{CANARY}-file-truststore".encode())))
     (folder / "client.p12").write_bytes(pkcs12.serialize_key_and_certificates(
@@ -170,7 +171,7 @@ def test_librdkafka_clients_their_errors_and_the_status_built_from_them_show_no_
     errors: list[str] = []
     for flow in config.flows:
         for client in (flow.source_consumer, flow.source_admin, flow.target_admin, flow.target_producer,
-                       flow.offset_syncs_producer, flow.heartbeats_producer):
+                       flow.offset_syncs_producer, flow.heartbeats_producer, flow.target_consumer):
             settings = client.rdkafka  # logs the keys left out, as a client is about to be built
             assert_no_canary(repr(client), str(client), repr(client.translation), repr(settings), str(settings))
             assert any(CANARY in v for v in settings.values()), "the canaries reach librdkafka"

@@ -143,7 +143,7 @@ def _clients_by_alias(flows: list[FlowConfig]) -> list[tuple[str, ClientSettings
     return [pair for f in flows for pair in (
         (f.source, f.source_admin), (f.source, f.source_consumer), (f.target, f.target_admin),
         (f.target, f.target_producer), (f.offset_syncs_cluster, f.offset_syncs_producer),
-        (f.target, f.heartbeats_producer))]
+        (f.target, f.heartbeats_producer), (f.target, f.target_consumer))]
 
 
 def _problems(check: Callable[[], object]) -> list[str]:

@@ -40,9 +40,12 @@ def validate(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str
     """Check CONFIG_FILE: every problem at once, each with its key and line; exit code 2 on errors."""
 
     def action() -> int:
-        config, flows, _ = load(config_path(config_file, None), clusters)
+        config, flows, targets = load(config_path(config_file, None), clusters)
+        beats = config.heartbeat_only_pairs(targets)
         click.echo(f"{config.source}: valid; clusters {', '.join(config.clusters)}; "
                    f"flows to run: {', '.join(f.name for f in flows) or '(none)'}")
+        if beats:
+            click.echo(f"heartbeats only (MM2's cluster pairs): {', '.join(p.name for p in beats)}")
         return ExitStatus.SUCCESS
 
     guard(action, obj["traceback"])
@@ -61,7 +64,7 @@ def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ..
         from sparkmirror.cli import render
 
         config, flows, targets = load(config_path(config_file, None), clusters)
-        for line in render.config_summary(config, flows):
+        for line in render.config_summary(config, flows, config.heartbeat_only_pairs(targets)):
             click.echo(line)
         if offline or not flows:
             return ExitStatus.SUCCESS

@@ -25,8 +25,10 @@ def _schedule(s: Schedule) -> str:
     return f"every {s.interval_s} s" if s.enabled else "off"
 
 
-def config_summary(config: MirrorMakerConfig, flows: list[FlowConfig]) -> list[str]:
-    """The clusters and the resolved settings of the flows this process would run."""
+def config_summary(config: MirrorMakerConfig, flows: list[FlowConfig],
+                   heartbeat_pairs: tuple[FlowConfig, ...] = ()) -> list[str]:
+    """The clusters and the resolved settings of the flows this process would run, and the other pairs it
+    would write heartbeats for (MirrorMakerConfig.heartbeat_only_pairs)."""
     lines = [f"clusters: {', '.join(config.clusters)}"]
     for alias, cluster in config.clusters.items():
         lines.append(f"  {alias}: {_settings(cluster.admin)}")
@@ -34,6 +36,9 @@ def config_summary(config: MirrorMakerConfig, flows: list[FlowConfig]) -> list[s
     lines.append(f"flows to run: {', '.join(f.name for f in flows) or '(none)'}")
     if disabled:
         lines.append(f"disabled flows: {', '.join(disabled)}")
+    if heartbeat_pairs:
+        lines.append("heartbeats only (MM2's cluster pairs): "
+                     + ", ".join(f"{p.name} {_schedule(p.emit_heartbeats)}" for p in heartbeat_pairs))
     for flow in flows:
         lines += flow_summary(flow)
     return lines
@@ -65,6 +70,7 @@ def flow_summary(flow: FlowConfig) -> list[str]:
         f"  target producer: {_settings(flow.target_producer)}",
         f"  source admin: {_settings(flow.source_admin)}",
         f"  target admin: {_settings(flow.target_admin)}",
+        f"  target consumer: {_settings(flow.target_consumer)}",
     ]
 
 

@@ -257,8 +257,10 @@ class _Builder:
             "target_producer": ("producer", worker_producer_props(self.sourced, conn, target)),
             "offset_syncs_producer": ("producer", client_props(conn, location, "producer")),
             # MM2's heartbeat (and checkpoint) connectors write through Connect's worker producer too, so
-            # `producer.override.*` applies to them and a flow's own `producer.*` does not.
+            # `producer.override.*` applies to them and a flow's own `producer.*` does not. Checkpoints are
+            # written with target_producer itself.
             "heartbeats_producer": ("producer", worker_producer_props(self.sourced, conn, target)),
+            "target_consumer": ("consumer", client_props(conn, "target", "consumer")),
         }
         return {name: self._settings(props, role) for name, (role, props) in resolved.items()}
 

@@ -4,7 +4,8 @@ Hot reload applies a new file without stopping flows it does not touch. A flow w
 LIVE_FIELDS keeps running and is handed the new values (filters, periodic jobs); any other
 change restarts that flow only. `spark.*` settings belong to the one SparkSession, so they need a
 process restart. Client settings are compared by content, so a flow follows a change of its clusters'
-`bootstrap.servers` (every flow client carries it).
+`bootstrap.servers` (every flow client carries it). The heartbeats of pairs that are not running flows
+(MirrorMakerConfig.heartbeat_only_pairs) are added, removed or, when what they write with changed, restarted.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ class ConfigDiff:
     """Enabled flows of two configurations, by name (`A->B`); a flow enabled or disabled is added or removed.
 
     Each tuple follows the order of flows in the configuration (the old one for `removed`).
-    `spark_keys` are the `spark.*` keys whose value differs; they need a process restart.
+    `spark_keys` are the `spark.*` keys whose value differs; they need a process restart. `heartbeats_*` name
+    the heartbeat-only pairs (`B->A`) to start, stop, or restart with new settings.
     """
 
     added: tuple[str, ...] = ()
@@ -52,6 +54,9 @@ class ConfigDiff:
     changed: Mapping[str, FlowChange] = field(default_factory=lambda: MappingProxyType({}))
     unchanged: tuple[str, ...] = ()
     spark_keys: tuple[str, ...] = ()
+    heartbeats_added: tuple[str, ...] = ()
+    heartbeats_removed: tuple[str, ...] = ()
+    heartbeats_changed: tuple[str, ...] = ()
 
     @property
     def spark_changed(self) -> bool:
@@ -60,8 +65,9 @@ class ConfigDiff:
 
     @property
     def is_empty(self) -> bool:
-        """Nothing to apply: no flow added, removed or changed and no `spark.*` change."""
-        return not (self.added or self.removed or self.changed or self.spark_keys)
+        """Nothing to apply: no flow or heartbeat pair added, removed or changed and no `spark.*` change."""
+        return not (self.added or self.removed or self.changed or self.spark_keys or self.heartbeats_added
+                    or self.heartbeats_removed or self.heartbeats_changed)
 
     @property
     def restarts(self) -> tuple[str, ...]:
@@ -86,13 +92,25 @@ def diff_configs(old: MirrorMakerConfig, new: MirrorMakerConfig,
                 unchanged.append(name)
             else:
                 changed[name] = change
+    beats_before = {p.name: p for p in old.heartbeat_only_pairs(target_clusters)}
+    beats_after = {p.name: p for p in new.heartbeat_only_pairs(target_clusters)}
     return ConfigDiff(
         added=tuple(n for n in after if n not in before),
         removed=tuple(n for n in before if n not in after),
         changed=MappingProxyType(changed),
         unchanged=tuple(unchanged),
         spark_keys=_changed_keys(old.spark, new.spark),
+        heartbeats_added=tuple(n for n in beats_after if n not in beats_before),
+        heartbeats_removed=tuple(n for n in beats_before if n not in beats_after),
+        heartbeats_changed=tuple(n for n, p in beats_after.items()
+                                 if n in beats_before and _beats(beats_before[n]) != _beats(p)),
     )
+
+
+def _beats(pair: FlowConfig) -> tuple[object, ...]:
+    """What a heartbeat-only pair writes, where and with which clients (control/heartbeats.HeartbeatEmitter)."""
+    return (pair.emit_heartbeats, pair.heartbeats_topic, pair.heartbeats_topic_replication_factor,
+            pair.heartbeats_producer, pair.target_admin)
 
 
 def _flow_change(old: FlowConfig, new: FlowConfig) -> FlowChange | None:
@@ -140,6 +158,9 @@ def describe_diff(diff: ConfigDiff) -> list[str]:
     for name, change in diff.changed.items():
         what = "; ".join(f"{_label(f)} changed {change.details.get(f, '')}".rstrip() for f in change.fields)
         lines.append(f"flow {name}: {what}, {'flow restarts' if change.restart else 'applied live'}")
+    lines += [f"heartbeats of {name} started (not a flow this process runs)" for name in diff.heartbeats_added]
+    lines += [f"heartbeats of {name} stopped" for name in diff.heartbeats_removed]
+    lines += [f"heartbeats of {name} restart with their new settings" for name in diff.heartbeats_changed]
     if diff.spark_keys:
         lines.append(f"spark settings changed ({', '.join(diff.spark_keys)}): they apply only after a "
                      f"process restart; the running session keeps the old values")

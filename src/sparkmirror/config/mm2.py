@@ -44,18 +44,24 @@ class MirrorMakerConfig:
 
     @property
     def heartbeat_pairs(self) -> tuple[FlowConfig, ...]:
-        """The flows whose pair emits heartbeats, enabled or not (MM2's clusterPairs()); `--clusters` keeps those
-        whose target it lists, as for enabled_flows.
+        """The flows whose pair emits heartbeats, enabled or not (MM2's clusterPairs()).
 
         MM2 starts a herder for every ordered pair of distinct clusters whose flow is enabled or whose
         `emit.heartbeats.enabled` (per flow, else top level, default true) holds, and the herder's heartbeat
         connector ignores `enabled`: it writes Heartbeat(source, target) to the target's heartbeats topic every
         `emit.heartbeats.interval.seconds` unless that is negative. So with only A->B enabled, B->A still beats
-        into A's `heartbeats`, which A->B replicates to B as `A.heartbeats`: what RemoteClusterUtils'
-        upstreamClusters and replication hops read on B. Each pair's FlowConfig holds its settings: schedule,
-        topic and its replication factor, `heartbeats_producer`, `target_admin`.
+        into A, and A->B replicates that to B as `A.heartbeats`: what RemoteClusterUtils' upstreamClusters and
+        replication hops read on B. Each pair's FlowConfig holds its settings: schedule, topic and its
+        replication factor, `heartbeats_producer`, `target_admin`.
         """
         return tuple(f for f in self.flows if f.emit_heartbeats.enabled)
+
+    def heartbeat_only_pairs(self, target_clusters: tuple[str, ...] | None = None) -> tuple[FlowConfig, ...]:
+        """The heartbeat pairs that are not flows this process runs (a running flow beats for its own pair);
+        `--clusters` keeps those whose target it lists, as MM2 starts only the herders of the listed targets."""
+        running = {f.name for f in self.enabled_flows(target_clusters)}
+        return tuple(p for p in self.heartbeat_pairs
+                     if p.name not in running and (not target_clusters or p.target in target_clusters))
 
     def cluster(self, alias: str) -> ClusterConfig:
         """The cluster with that alias; ConfigError naming the defined aliases otherwise."""

@@ -74,6 +74,7 @@ class FlowConfig:
     target_producer: ClientSettings
     offset_syncs_producer: ClientSettings  # on offset_syncs_topic_location
     heartbeats_producer: ClientSettings  # MM2's heartbeat task: target
+    target_consumer: ClientSettings  # MM2's targetConsumerConfig: reads the checkpoints topic back (CheckpointStore)
     provenance_header: str
     trigger_mode: str
     real_time_epoch_ms: int
@@ -127,6 +128,17 @@ class FlowConfig:
         return self.source_admin if self.offset_syncs_topic_location == "source" else self.target_admin
 
     @property
+    def checkpoints_enabled(self) -> bool:
+        """Whether the flow has a checkpointer: checkpoints are emitted from offset syncs, so both must be on."""
+        return self.emit_checkpoints.enabled and self.emit_offset_syncs_enabled
+
+    @property
+    def offset_syncs_consumer(self) -> ClientSettings:
+        """The consumer settings that read the offset syncs back (MM2's offsetSyncsTopicConsumerConfig): the
+        source's consumer or the target's, by `offset-syncs.topic.location`."""
+        return self.source_consumer if self.offset_syncs_topic_location == "source" else self.target_consumer
+
+    @property
     def checkpoints_topic(self) -> str:
         """`<source>.checkpoints.internal` (by the policy), on the target."""
         return self.policy.checkpoints_topic(self.source)
@@ -155,15 +167,18 @@ class FlowConfig:
     def rdkafka_clients(self) -> tuple[ClientSettings, ...]:
         """The clients the control plane builds with librdkafka for this flow as configured, so whose
         translation must work: both admins, the offset-syncs and heartbeats producers when those jobs are on,
+        the checkpointer's offset-syncs reader, checkpoints reader and writer (the target producer) when it is on,
         and the source consumer in Real-Time Mode (it checks what lies before the end of a partition)."""
         clients = [self.source_admin, self.target_admin]
         if self.emit_offset_syncs_enabled:
             clients.append(self.offset_syncs_producer)
         if self.emit_heartbeats.enabled:
             clients.append(self.heartbeats_producer)
+        if self.checkpoints_enabled:
+            clients += [self.offset_syncs_consumer, self.target_consumer, self.target_producer]
         if self.trigger_mode == keys.TRIGGER_MODES[1]:
             clients.append(self.source_consumer)
-        return tuple(clients)
+        return tuple({id(c): c for c in clients}.values())  # the source consumer may be listed twice
 
 
 def reset_policy(consumer_settings: Mapping[str, str], describe: Callable[[str], str] = str) -> str:

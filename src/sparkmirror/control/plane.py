@@ -19,11 +19,11 @@ from sparkmirror.config.model import FlowConfig
 from sparkmirror.control.acl_sync import AclSync, MemoryLedger
 from sparkmirror.control.checkpointer import Checkpointer
 from sparkmirror.control.config_sync import sync_topic_configs
+from sparkmirror.control.heartbeats import HeartbeatEmitter
 from sparkmirror.control.lag_meter import LagMeter, Positions
 from sparkmirror.control.ports import AclLedger, Clients, LogWriter, TopicAdmin
 from sparkmirror.control.topic_sync import create_internal_topic
 from sparkmirror.model import PartitionSummary
-from sparkmirror.offsets.codec import Heartbeat, encode_heartbeat
 from sparkmirror.offsets.syncs import sync_records
 
 logger = logging.getLogger(__name__)
@@ -51,9 +51,8 @@ class FlowControl:
         self.target = target
         self._clients = clients
         self._remote_topics = remote_topics
-        self._clock = clock
         self._syncs_writer: LogWriter | None = None
-        self._heartbeats_writer: LogWriter | None = None
+        self.heartbeats = HeartbeatEmitter(flow, target, clients, clock)
         self.checkpointer: Checkpointer | None = None
         self.acls = AclSync(lambda: self.flow, source, target, acl_ledger or MemoryLedger(), remote_topics)
         # An admin client of its own: the lag meter runs on another thread than the other jobs' clients.
@@ -73,10 +72,7 @@ class FlowControl:
             self._syncs_writer = self._syncs_writer or self._clients.writer(
                 flow.offset_syncs_cluster, flow.offset_syncs_producer.rdkafka)
         if flow.emit_heartbeats.enabled:
-            create_internal_topic(self.target, flow.heartbeats_topic, flow.heartbeats_topic_replication_factor,
-                                  keys.HEARTBEATS_TOPIC_REPLICATION_FACTOR)
-            self._heartbeats_writer = self._heartbeats_writer or self._clients.writer(
-                flow.target, flow.heartbeats_producer.rdkafka)
+            self.heartbeats.start()
         self._ensure_checkpointer()
 
     def jobs(self) -> list[Job]:
@@ -101,9 +97,7 @@ class FlowControl:
 
     # -- periodic jobs ---------------------------------------------------------------------------------
     def emit_heartbeat(self) -> None:
-        if self._heartbeats_writer is not None:
-            beat = Heartbeat(self.flow.source, self.flow.target, int(self._clock() * 1000))
-            self._heartbeats_writer.write(self.flow.heartbeats_topic, [encode_heartbeat(beat)])
+        self.heartbeats.emit()  # the topic and writer are made here when heartbeats were turned on live
 
     def sync_configs(self) -> None:
         remote = self._remote_topics()
@@ -121,24 +115,30 @@ class FlowControl:
             checkpointer.sync_group_offsets()
 
     def _ensure_checkpointer(self) -> Checkpointer | None:
-        """The flow's checkpointer, created when checkpoints are on (at start, or by a live config change)."""
+        """The flow's checkpointer, created when checkpoints are on (at start, or by a live config change).
+
+        Each client has its role's settings, as MM2's checkpoint task has: the groups' admins, the offset-syncs
+        reader with the consumer settings of the cluster holding them, the checkpoints reader with the target's
+        consumer settings (CheckpointStore) and the writer with the target producer's (Connect's worker producer).
+        """
         flow = self.flow
-        if self.checkpointer is None and flow.emit_checkpoints.enabled and flow.emit_offset_syncs_enabled:
+        if self.checkpointer is None and flow.checkpoints_enabled:
             create_internal_topic(self.target, flow.checkpoints_topic, flow.checkpoints_topic_replication_factor,
                                   keys.CHECKPOINTS_TOPIC_REPLICATION_FACTOR)
-            clients, syncs_side = self._clients, flow.offset_syncs_admin
-            target = flow.target_admin.rdkafka
+            clients = self._clients
             checkpointer = Checkpointer(
-                flow, clients.groups(flow.source, flow.source_admin.rdkafka), clients.groups(flow.target, target),
-                clients.reader(flow.offset_syncs_cluster, syncs_side.rdkafka, flow.offset_syncs_topic),
-                clients.writer(flow.target, target),
-                lambda: clients.read_all(flow.target, target, flow.checkpoints_topic), self._remote_topics)
+                flow, clients.groups(flow.source, flow.source_admin.rdkafka),
+                clients.groups(flow.target, flow.target_admin.rdkafka),
+                clients.reader(flow.offset_syncs_cluster, flow.offset_syncs_consumer.rdkafka, flow.offset_syncs_topic),
+                clients.writer(flow.target, flow.target_producer.rdkafka),
+                lambda: clients.read_all(flow.target, flow.target_consumer.rdkafka, flow.checkpoints_topic),
+                self._remote_topics)
             checkpointer.load()
             self.checkpointer = checkpointer
         return self.checkpointer
 
     def close(self) -> None:
         """Flush and close the clients (offset syncs, heartbeats, checkpoints)."""
-        for writer in (self._syncs_writer, self._heartbeats_writer, self.checkpointer):
+        for writer in (self._syncs_writer, self.heartbeats, self.checkpointer):
             if writer is not None:
                 writer.close()

@@ -78,11 +78,18 @@ _MISSING_TOPIC_CODES = frozenset({KafkaError._UNKNOWN_PARTITION, KafkaError.UNKN
                                   KafkaError._UNKNOWN_TOPIC})
 
 
+# librdkafka looks up the coordinator of any group.id, even one never joined; a principal without rights on the
+# throwaway group is told so, and still reads the partitions it assigned itself (as Java's consumer does with no
+# group.id at all, MM2's KafkaBasedLog readers): so these are not read failures.
+_UNUSED_GROUP_CODES = frozenset({KafkaError.GROUP_AUTHORIZATION_FAILED})
+
+
 class InternalTopicReader:
     """Reads partition 0 of one topic incrementally; each `read_new` returns what was appended since the last.
 
-    It never joins or commits to a group: the throwaway group.id exists only because librdkafka requires one.
-    A topic that does not exist yet reads as empty, and is read from its beginning once it appears.
+    It never joins or commits to a group: the throwaway group.id exists only because librdkafka requires one, and
+    its principal needs no ACL on it. A topic that does not exist yet reads as empty, and is read from its
+    beginning once it appears.
     """
 
     def __init__(self, alias: str, settings: Mapping[str, str], topic: str) -> None:
@@ -114,6 +121,8 @@ class InternalTopicReader:
                                           f"offsets {self._next} to {end} of partition 0 not read within "
                                           f"{timeout_s:.0f} s", unreachable_hint(self.alias, self.bootstrap_servers))
             for msg in self._consumer.consume(num_messages=5000, timeout=0.5):
+                if msg.error() and msg.error().code() in _UNUSED_GROUP_CODES:
+                    continue
                 if msg.error():
                     raise self._error(msg.error())
                 out.append(InternalRecord(msg.offset(), msg.key(), msg.value(), tuple(msg.headers() or ()),
@@ -149,8 +158,14 @@ class InternalTopicReader:
                     time.sleep(0.1)
 
     def _exists(self, timeout_s: float) -> bool:
-        """Whether partition 0 of the topic exists, asked of the cluster rather than librdkafka's cache."""
+        """Whether partition 0 of the topic exists, asked of the cluster rather than librdkafka's cache.
+
+        A topic the principal may not describe looks missing to librdkafka: that is a failure naming the grant,
+        not an empty topic (offset syncs or checkpoints that silently never appear)."""
         metadata = self._consumer.list_topics(self.topic, timeout=timeout_s).topics.get(self.topic)
+        if metadata is not None and metadata.error is not None \
+                and metadata.error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+            raise self._error(metadata.error)
         return metadata is not None and metadata.error is None and 0 in metadata.partitions
 
     def _error(self, err: KafkaError) -> Exception:

@@ -56,6 +56,12 @@ class Scheduler:
             for name in [n for n in self._jobs if n.startswith(prefix)]:
                 del self._jobs[name]
 
+    def run_until(self, stop: threading.Event, poll_s: float = 0.2) -> None:
+        """Run due jobs until `stop` is set: the body of a loop on a thread of its own."""
+        while not stop.is_set():
+            self.run_due(stop.is_set)
+            stop.wait(poll_s)
+
     def run_due(self, should_stop: Callable[[], bool] = lambda: False) -> None:
         with self._lock:
             jobs = list(self._jobs.values())

@@ -27,6 +27,7 @@ from sparkmirror.errors import PipelineError
 from sparkmirror.pipeline import options
 from sparkmirror.runtime.engine import Engine
 from sparkmirror.runtime.flow_runner import FlowRunner
+from sparkmirror.runtime.heartbeats import HeartbeatPairs
 from sparkmirror.runtime.scheduler import Scheduler, backoff_s
 from sparkmirror.runtime.state import check_state_dir
 from sparkmirror.runtime.status import JobStatus, Status
@@ -75,6 +76,8 @@ class Supervisor:
         # blocks the control jobs writing to it for their timeouts, which is when lag matters most.
         self.side_scheduler = Scheduler(clock)
         self._side_thread: threading.Thread | None = None
+        # MM2's clusterPairs: the pairs no running flow beats for, each target cluster on a loop of its own
+        self.heartbeats = HeartbeatPairs(self.clients, clock)
         self._stop = threading.Event()
         self._reload_requested = threading.Event()
         self._watcher = None
@@ -143,14 +146,10 @@ class Supervisor:
             self._watch(self.config_path)
         if not self.until_caught_up:
             self.scheduler.every("log status", STATUS_LOG_INTERVAL_S, self._log_status)
-            self._side_thread = threading.Thread(target=self._side_loop, name="sparkmirror-side-jobs", daemon=True)
+            self._side_thread = threading.Thread(target=self.side_scheduler.run_until, args=(self._stop,),
+                                                 name="sparkmirror-side-jobs", daemon=True)  # never waited for
             self._side_thread.start()
-
-    def _side_loop(self, poll_s: float = 0.2) -> None:
-        """Runs the jobs of `side_scheduler` until the stop; daemon: a stop never waits for it."""
-        while not self._stop.is_set():
-            self.side_scheduler.run_due(self._stop.is_set)
-            self._stop.wait(poll_s)
+            self.heartbeats.start(self.config.heartbeat_only_pairs(self.target_clusters))
 
     def _cancel(self, prefix: str) -> None:
         self.scheduler.cancel(prefix)
@@ -299,6 +298,7 @@ class Supervisor:
             logger.warning("spark.* settings changed (%s): they apply when the process restarts",
                            ", ".join(diff.spark_keys))
         try:
+            self.heartbeats.apply(diff, result.config.heartbeat_only_pairs(self.target_clusters))
             self._apply_diff(diff, {f.name: f for f in result.config.enabled_flows(self.target_clusters)})
         except Exception as exc:  # noqa: BLE001 - the flows already running must keep running
             logger.error("applying the new configuration failed: %s", exc)
@@ -369,10 +369,12 @@ class Supervisor:
     def stop(self) -> None:
         """Stop every flow (writers stop between records, acknowledged positions are saved), release clients."""
         self._stop.set()
+        self.heartbeats.stop()
         if self._watcher is not None:
             self._watcher.stop()
         for runner in self.flows.values():
             runner.stop()
+        self.heartbeats.close()
 
     def shutdown(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S, control: threading.Thread | None = None) -> list[str]:
         """Stop the flows, then end the Spark session this supervisor created; every step bounded by one
@@ -383,6 +385,7 @@ class Supervisor:
         """
         deadline = StopDeadline(timeout_s)
         self._stop.set()
+        self.heartbeats.stop()
         if self._watcher is not None:
             deadline.run("stop watching the properties file", self._watcher.stop)
         idle = control is None or deadline.join(control, f"the control loop ({self._activity})")
@@ -392,6 +395,7 @@ class Supervisor:
         if idle:
             for runner in runners:
                 deadline.run(f"close the clients of flow {runner.flow.name}", runner.close_clients)
+        self.heartbeats.close(deadline)  # those of loops that are idle
         deadline.run("stop the Spark session", self.engine.stop)
         for line in self.status().lines():
             logger.info("at stop: %s", line)

@@ -140,6 +140,9 @@ public final class ResolveConfig {
         clients.put("source_admin", client(source, source.sourceAdminConfig("replication-source-admin")));
         clients.put("target_admin", client(source, source.targetAdminConfig("replication-target-admin")));
         clients.put("offset_syncs_producer", client(source, source.offsetSyncsTopicProducerConfig()));
+        clients.put("offset_syncs_consumer", client(checkpoint, checkpoint.offsetSyncsTopicConsumerConfig()));
+        clients.put("target_consumer",
+                client(checkpoint, checkpoint.targetConsumerConfig("checkpoints-target-consumer")));
         WorkerConfig worker = new DistributedConfig(config.workerConfig(pair));
         clients.put("target_producer", workerProducer(worker, sourceProps, MirrorSourceConnector.class));
         clients.put("heartbeats_producer", workerProducer(worker, heartbeatProps, MirrorHeartbeatConnector.class));

@@ -25,7 +25,9 @@ def test_validate_a_valid_file_exits_0_and_names_the_flows():
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == (
         "xdcr_six_clusters.properties: valid; clusters west-1, west-2, east-1, east-2, north-1, north-2; "
-        "flows to run: west-1->west-2, west-2->west-1, east-1->west-1, north-1->west-1")
+        "flows to run: west-1->west-2, west-2->west-1, east-1->west-1, north-1->west-1\n"
+        "heartbeats only (MM2's cluster pairs): east-1->west-2, east-2->west-1, east-2->west-2, north-1->west-2, "
+        "north-2->west-1, north-2->west-2")
 
 
 def test_validate_a_broken_file_exits_2_with_every_problem_and_its_line():
@@ -54,6 +56,8 @@ def test_plan_offline_prints_resolved_flows_without_secrets():
     assert "flow A->B" in out and "replication.policy.class = org.apache.kafka.connect.mirror." \
                                   "DefaultReplicationPolicy (separator '.')" in out
     assert "sasl.jaas.config=[hidden]" in out and "bootstrap.servers=[hidden]" in out
+    assert "heartbeats only (MM2's cluster pairs): B->A every 1 s\n" in out
+    assert "  target consumer: bootstrap.servers=b-1:9092, sasl.jaas.config=[hidden]" in out
     assert "pa55" not in out and "a-1.example" not in out
     assert "ACL sync every 600 s" in out and "not performed" not in out  # performed since issue 16
     assert "emit.heartbeats" not in out and "refresh.topics" not in out  # performed since issue 5

@@ -3,20 +3,13 @@
 from pathlib import Path
 
 import pytest
+from tests.unit.properties_text import THREE_CLUSTERS
 
 from sparkmirror.config.diff import ConfigDiff, FlowChange, describe_diff, diff_configs
 from sparkmirror.config.mm2 import MirrorMakerConfig, load_config
 from sparkmirror.errors import ConfigError
 
-BASE = """\
-clusters = A, B, C
-A.bootstrap.servers = a:9092
-B.bootstrap.servers = b:9092
-C.bootstrap.servers = c:9092
-A->B.enabled = true
-A->B.topics = orders
-B->A.enabled = true
-"""
+BASE = THREE_CLUSTERS + "A->B.enabled = true\nA->B.topics = orders\nB->A.enabled = true\n"
 
 
 @pytest.fixture
@@ -51,7 +44,26 @@ def test_moved_lines_and_comments_are_no_change(load):
 def test_enabled_and_disabled_flows_are_added_and_removed(load):
     d = diff(load, BASE, BASE.replace("B->A.enabled = true", "B->A.enabled = false") + "A->C.enabled = true\n")
     assert (d.added, d.removed, d.unchanged, dict(d.changed)) == (("A->C",), ("B->A",), ("A->B",), {})
-    assert describe_diff(d) == ["flow A->C added", "flow B->A removed"]
+    # B->A now only beats (MM2's cluster pairs); A->C beats as the flow it became
+    assert (d.heartbeats_added, d.heartbeats_removed) == (("B->A",), ("A->C",))
+    assert describe_diff(d) == ["flow A->C added", "flow B->A removed",
+                                "heartbeats of B->A started (not a flow this process runs)",
+                                "heartbeats of A->C stopped"]
+
+
+def test_heartbeat_only_pairs_follow_their_settings(load):
+    assert diff(load, BASE, BASE + "A->C.topics = other\n").is_empty  # a pair only beats: its topics do not count
+    d = diff(load, BASE, BASE + "C->A.emit.heartbeats.interval.seconds = 5\nC.producer.acks = 1\n"
+                                "A->C.emit.heartbeats.enabled = false\n")
+    assert (d.heartbeats_added, d.heartbeats_removed) == ((), ("A->C",))
+    assert d.heartbeats_changed == ("B->C", "C->A")  # C's producer writes the beats into C; C->A's interval
+    assert not d.changed and not d.is_empty
+    assert describe_diff(d)[-1] == "heartbeats of C->A restart with their new settings"
+
+
+def test_heartbeat_only_pairs_of_other_targets_are_not_this_process(load):
+    d = diff(load, BASE, BASE + "emit.heartbeats.enabled = false\n", target_clusters=("B",))
+    assert d.heartbeats_removed == ("C->B",)  # C->A, A->C, B->C beat into clusters this process does not serve
 
 
 def test_widening_the_topics_regex_is_applied_live(load):

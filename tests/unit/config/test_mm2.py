@@ -192,6 +192,20 @@ def test_offset_syncs_producer_writes_where_the_topic_lives_and_heartbeats_go_to
     assert on_source.heartbeats_producer["bootstrap.servers"] == "servers-two"
 
 
+def test_the_internal_topics_are_read_back_with_the_consumer_of_the_cluster_holding_them():
+    """MirrorCheckpointConfig.offsetSyncsTopicConsumerConfig and CheckpointStore's targetConsumerConfig."""
+    text = TWO + ("a->b.enabled = true\na.consumer.client.id = a-reader\nb.consumer.client.id = b-reader\n"
+                  "a->b.consumer.fetch.min.bytes = 7\na->b.target.consumer.client.rack = r2\n")
+    on_source = load(text).flow("a", "b")
+    assert on_source.offset_syncs_consumer is on_source.source_consumer
+    assert dict(on_source.target_consumer) == {"bootstrap.servers": "servers-two", "client.id": "b-reader",
+                                               "fetch.min.bytes": "7", "client.rack": "r2"}
+    on_target = load(text + "a->b.offset-syncs.topic.location = target\n").flow("a", "b")
+    assert on_target.offset_syncs_consumer is on_target.target_consumer
+    assert on_target.offset_syncs_consumer.rdkafka["client.id"] == "b-reader"
+    assert on_source.offset_syncs_consumer.rdkafka["client.id"] == "a-reader"
+
+
 def test_provenance_header_is_on_for_identity_names_unless_set():
     identity = "replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy\n"
     assert not load(TWO + "a->b.enabled = true\n").flow("a", "b").provenance_enabled

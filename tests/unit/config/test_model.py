@@ -62,7 +62,13 @@ def test_policy_and_filters_follow_the_settings():
 def test_the_clients_librdkafka_builds_depend_on_the_jobs_that_are_on():
     flow = load(TWO).flow("a", "b")
     assert flow.rdkafka_clients == (flow.source_admin, flow.target_admin, flow.offset_syncs_producer,
-                                    flow.heartbeats_producer)
+                                    flow.heartbeats_producer, flow.source_consumer, flow.target_consumer,
+                                    flow.target_producer)  # the checkpointer's syncs reader, reader and writer
+    syncs_on_target = load(TWO + "emit.heartbeats.enabled = false\noffset-syncs.topic.location = target\n"
+                                 "sparkmirror.trigger.mode = real-time\n").flow("a", "b")
+    assert syncs_on_target.rdkafka_clients == (
+        syncs_on_target.source_admin, syncs_on_target.target_admin, syncs_on_target.offset_syncs_producer,
+        syncs_on_target.target_consumer, syncs_on_target.target_producer, syncs_on_target.source_consumer)
     quiet = load(TWO + "emit.offset-syncs.enabled = false\nemit.checkpoints.enabled = false\n"
                        "emit.heartbeats.enabled = false\nsparkmirror.trigger.mode = real-time\n").flow("a", "b")
     assert quiet.rdkafka_clients == (quiet.source_admin, quiet.target_admin, quiet.source_consumer)
@@ -73,10 +79,10 @@ def test_clients_carry_their_role_and_translation():
     flow = config.flow("a", "b")
     roles = {name: getattr(flow, name).role for name in ("source_consumer", "source_admin", "target_admin",
                                                          "target_producer", "offset_syncs_producer",
-                                                         "heartbeats_producer")}
+                                                         "heartbeats_producer", "target_consumer")}
     assert roles == {"source_consumer": "consumer", "source_admin": "admin", "target_admin": "admin",
                      "target_producer": "producer", "offset_syncs_producer": "producer",
-                     "heartbeats_producer": "producer"}
+                     "heartbeats_producer": "producer", "target_consumer": "consumer"}
     assert config.cluster("a").admin.role == "admin"
     assert flow.source_consumer.rdkafka["isolation.level"] == "read_committed"
     assert flow.target_producer.rdkafka["linger.ms"] == "7"

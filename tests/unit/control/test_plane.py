@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from tests.unit.fakes import FakeClients, FakeCluster, load
 from tests.unit.properties_text import A_TO_B_ORDERS as BASE
+from tests.unit.properties_text import ROLE_CLIENT_IDS
 
 from sparkmirror.control.plane import FlowControl
 from sparkmirror.control.topic_sync import apply_plan, observe_plan
@@ -78,6 +79,46 @@ def test_a_heartbeat_names_the_flow_and_the_time():
     plane.emit_heartbeat()
     beat = decode_heartbeat(b.logs["heartbeats"][0].key, b.logs["heartbeats"][0].value)
     assert (beat.source_alias, beat.target_alias, beat.timestamp_ms) == ("A", "B", 1234500)
+
+
+def test_heartbeats_turned_on_live_create_their_topic_at_the_first_beat():
+    plane, _, b, _ = control("emit.heartbeats.enabled = false\n")
+    plane.start()
+    assert "heartbeats" not in b.partitions
+    plane.flow = load(BASE).flow("A", "B")
+    plane.emit_heartbeat()
+    assert "heartbeats" in b.partitions and len(b.logs["heartbeats"]) == 1
+
+
+def _who(settings) -> str:
+    return settings["client.id"]
+
+
+def test_each_internal_client_has_its_mm2_roles_settings():
+    """MM2's roles: offset syncs written by the producer of the cluster holding them and read back by its
+    consumer; checkpoints and heartbeats written by the target's (worker) producer, checkpoints read back by the
+    target's consumer (CheckpointStore); topics and groups through each side's admin."""
+    plane, _, _, clients = control(ROLE_CLIENT_IDS)
+    plane.start()
+    syncs, beats, checkpoints = clients.writers
+    assert [(w.cluster.alias, _who(w.settings)) for w in (syncs, beats, checkpoints)] == [
+        ("A", "a-producer"), ("B", "b-producer"), ("B", "b-producer")]
+    [reader] = clients.readers
+    assert (reader.cluster.alias, reader.topic, _who(reader.settings)) == (
+        "A", "mm2-offset-syncs.B.internal", "a-consumer")
+    assert [(alias, topic, _who(settings)) for alias, topic, settings in clients.read_alls] == [
+        ("B", "A.checkpoints.internal", "b-consumer")]
+    assert [(alias, _who(settings)) for alias, settings in clients.group_admins] == [
+        ("A", "a-admin"), ("B", "b-admin")]
+
+
+def test_offset_syncs_on_the_target_are_written_and_read_with_the_targets_clients():
+    plane, _, _, clients = control(ROLE_CLIENT_IDS + "A->B.offset-syncs.topic.location = target\n")
+    plane.start()
+    assert (clients.writers[0].cluster.alias, _who(clients.writers[0].settings)) == ("B", "b-producer")
+    [reader] = clients.readers
+    assert (reader.cluster.alias, reader.topic, _who(reader.settings)) == (
+        "B", "mm2-offset-syncs.A.internal", "b-consumer")
 
 
 def test_config_sync_makes_remote_topics_follow_their_source():

@@ -63,3 +63,73 @@ def test_other_failures_are_not_retried(reader: InternalTopicReader) -> None:
     with pytest.raises(AdminOperationError, match="Grant READ and DESCRIBE on 'A.checkpoints.internal'"):
         reader.read_new(5.0)
     assert reader._consumer.queries == 1
+
+
+class Message:
+    def __init__(self, offset: int, error: KafkaError | None = None) -> None:
+        self._offset, self._error = offset, error
+
+    def error(self) -> KafkaError | None:
+        return self._error
+
+    def offset(self) -> int:
+        return self._offset
+
+    def key(self) -> bytes:
+        return b"k"
+
+    def value(self) -> bytes:
+        return b"v"
+
+    def headers(self) -> None:
+        return None
+
+    def timestamp(self) -> tuple[int, int]:
+        return 1, 7
+
+
+class GroupDeniedConsumer(FakeConsumer):
+    """Two records, preceded by what librdkafka reports when the principal may not describe the reader's group."""
+
+    def get_watermark_offsets(self, _partition: object, timeout: float) -> tuple[int, int]:
+        return 0, 2
+
+    def consume(self, num_messages: int, timeout: float) -> list[Message]:
+        return [Message(-1, KafkaError(KafkaError.GROUP_AUTHORIZATION_FAILED)), Message(0), Message(1)]
+
+    def position(self, partitions: list) -> list:
+        return [type("Position", (), {"offset": 2})()]
+
+
+def test_a_principal_without_rights_on_the_unused_group_still_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MM2's readers have no group.id and need no group ACL; librdkafka's consumer has one it never joins."""
+    monkeypatch.setattr(internal_log, "Consumer", GroupDeniedConsumer)
+    reader = InternalTopicReader("A", {"bootstrap.servers": "127.0.0.1:1"}, "mm2-offset-syncs.B.internal")
+    assert [r.offset for r in reader.read_new(5.0)] == [0, 1]
+
+
+def test_a_read_refused_on_the_topic_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    class TopicDenied(GroupDeniedConsumer):
+        def consume(self, num_messages: int, timeout: float) -> list[Message]:
+            return [Message(-1, KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED))]
+
+    monkeypatch.setattr(internal_log, "Consumer", TopicDenied)
+    reader = InternalTopicReader("A", {"bootstrap.servers": "127.0.0.1:1"}, "mm2-offset-syncs.B.internal")
+    with pytest.raises(AdminOperationError, match="Grant READ and DESCRIBE on 'mm2-offset-syncs.B.internal'"):
+        reader.read_new(5.0)
+
+
+def test_a_topic_the_principal_may_not_describe_is_a_failure_not_an_empty_topic(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    class Undescribable(FakeConsumer):
+        def get_watermark_offsets(self, _partition: object, timeout: float) -> tuple[int, int]:
+            raise KafkaException(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART))  # what librdkafka's cache says
+
+        def list_topics(self, topic: str, timeout: float) -> object:
+            denied = type("Topic", (), {"error": KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED), "partitions": {}})
+            return type("Metadata", (), {"topics": {topic: denied}})()
+
+    monkeypatch.setattr(internal_log, "Consumer", Undescribable)
+    reader = InternalTopicReader("B", {"bootstrap.servers": "127.0.0.1:1"}, "A.checkpoints.internal")
+    with pytest.raises(AdminOperationError, match="Grant READ and DESCRIBE on 'A.checkpoints.internal'"):
+        reader.read_new(5.0)

@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-from tests.unit.fakes import FakeClients, FakeCluster, FakeEngine, load
+from tests.unit.fakes import Clock, FakeClients, FakeCluster, FakeEngine, load
+from tests.unit.properties_text import THREE_CLUSTERS
 
 from sparkmirror.config.diff import diff_configs
+from sparkmirror.offsets.codec import decode_heartbeat
 from sparkmirror.runtime.supervisor import RETRY_FIRST_S, Supervisor
 
-TEXT = """\
-clusters = A, B, C
-A.bootstrap.servers = a:9092
-B.bootstrap.servers = b:9092
-C.bootstrap.servers = c:9092
-A->B.enabled = true
-C->B.enabled = true
-replication.factor = 1
-"""
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
+TEXT = THREE_CLUSTERS + "A->B.enabled = true\nC->B.enabled = true\nreplication.factor = 1\n"
 
 
 def supervisor(tmp_path, text: str = TEXT):
@@ -106,8 +92,73 @@ def test_acl_sync_runs_at_start_as_mm2_schedules_it_and_keeps_its_ledger_in_the_
     read = TopicAcl("LITERAL", "a-orders", "User:app", "*", "READ", "ALLOW")
     clusters["A"].acls, clusters["B"].acls = {read}, set()
     sup.start()
-    sup.scheduler.run_due()  # the clock has not moved: only jobs due at start run
+    try:
+        sup.scheduler.run_due()  # the clock has not moved: only jobs due at start run
+    finally:
+        sup.stop()
     remote = TopicAcl("LITERAL", "A.a-orders", "User:app", "*", "READ", "ALLOW")
     assert clusters["B"].acls == {remote}
     (ledger,) = tmp_path.rglob(ACL_LEDGER_FILE)
     assert "A.a-orders" in ledger.read_text()
+
+
+def _beats(cluster) -> set[tuple[str, str]]:
+    return {(b.source_alias, b.target_alias) for b in
+            (decode_heartbeat(r.key, r.value) for r in cluster.logs.get("heartbeats", []))}
+
+
+def test_pairs_that_are_not_flows_beat_too_as_mm2s_cluster_pairs(tmp_path):
+    sup, clusters, _, clock = supervisor(tmp_path)
+    sup.start()
+    try:
+        assert sup.heartbeats.names == ("A->C", "B->A", "B->C", "C->A")
+        clock.now = 1.0
+        sup.scheduler.run_due()
+        sup.heartbeats.run_due()  # their loops' threads may have gone first: each pair beat at least once
+        assert _beats(clusters["A"]) == {("B", "A"), ("C", "A")}
+        assert _beats(clusters["C"]) == {("A", "C"), ("B", "C")}
+        assert len(clusters["B"].logs["heartbeats"]) == 2  # the flows' own, from the control loop
+    finally:
+        sup.stop()
+
+
+def test_a_cluster_that_only_receives_heartbeats_may_be_down(tmp_path):
+    sup, clusters, _, clock = supervisor(tmp_path, TEXT.replace("C->B.enabled = true\n", ""))
+    clusters["C"].down = True
+    sup.start()  # C is not probed: no flow reads or writes it
+    try:
+        assert sup.flows["A->B"].running
+        clock.now = 1.0
+        sup.heartbeats.run_due()
+        assert _beats(clusters["A"]) == {("B", "A"), ("C", "A")} and "heartbeats" not in clusters["C"].partitions
+    finally:
+        sup.stop()
+
+
+def test_only_the_listed_targets_get_heartbeats_and_a_run_until_caught_up_none(tmp_path):
+    clusters = [FakeCluster(alias) for alias in "ABC"]
+    targets = Supervisor(load(TEXT), tmp_path, target_clusters=("A",), clients=FakeClients(*clusters),
+                         engine=FakeEngine(), clock=Clock())
+    targets.start()
+    targets.stop()
+    assert targets.heartbeats.names == ("B->A", "C->A")
+    once = Supervisor(load(TEXT), tmp_path, until_caught_up=True, clients=FakeClients(*clusters),
+                      engine=FakeEngine(), clock=Clock())
+    once.start()
+    once.stop()
+    assert once.heartbeats.names == ()
+
+
+def test_a_reload_starts_and_stops_heartbeat_pairs(tmp_path):
+    sup, _, _, _ = supervisor(tmp_path)
+    sup.start()
+    try:
+        new = load(TEXT + "B->A.enabled = true\nC->A.emit.heartbeats.enabled = false\nC.producer.acks = 1\n")
+        diff = diff_configs(sup.config, new)
+        sup.heartbeats.apply(diff, new.heartbeat_only_pairs())
+        sup._apply_diff(diff, {f.name: f for f in new.enabled_flows()})
+        assert sup.heartbeats.names == ("A->C", "B->C")  # B->A is a flow now, C->A beats no more
+        assert "B->A" in sup.flows
+        assert diff.heartbeats_changed == ("A->C", "B->C")  # C's producer writes them: restarted with it
+    finally:
+        sup.stop()
