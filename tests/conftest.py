@@ -4,7 +4,8 @@ Set SPARKMIRROR_TEST_SOURCE_BOOTSTRAP and SPARKMIRROR_TEST_TARGET_BOOTSTRAP to u
 Without them, two local KRaft clusters are started from the cached jars; if Java or the jars are
 missing the integration tests fail (they never skip silently). Tests that need a SASL_PLAINTEXT (SCRAM-SHA-512)
 cluster get a third, started on first use; SPARKMIRROR_TEST_SASL_BOOTSTRAP, SPARKMIRROR_TEST_SASL_USERNAME and
-SPARKMIRROR_TEST_SASL_PASSWORD name one of your own instead.
+SPARKMIRROR_TEST_SASL_PASSWORD name one of your own instead. Tests that need a Spark standalone cluster get one
+(`spark_cluster`), also started on first use.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from sparkmirror.testing.spark_cluster import LocalSparkCluster
     from sparkmirror.testing.tls_material import StoreFiles, TrustFiles
 
 
@@ -105,6 +107,18 @@ def more_clusters() -> Iterator[list[str]]:
     finally:
         for c in started:
             c.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(request) -> Iterator[LocalSparkCluster]:
+    """A Spark standalone cluster: a master and two workers (1 core, 1 GiB each) on loopback, started on first use.
+    Tests may run drivers on it (client mode), never kill its workers: those that do start their own. Its folder
+    (the daemons' and executors' logs) is kept when a test of the session failed."""
+    from sparkmirror.testing.spark_cluster import LocalSparkCluster
+
+    with LocalSparkCluster("test-spark", keep_logs=True) as cluster:
+        yield cluster
+        cluster.keep_logs = request.session.testsfailed > 0
 
 
 @pytest.fixture(scope="session")

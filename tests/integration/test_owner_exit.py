@@ -17,6 +17,7 @@ import pytest
 from sparkmirror.testing.kafka_cluster import LocalKafkaCluster
 
 from .conftest import wait_until
+from .processes import alive, group_members
 
 GONE_S = 30.0  # the watchdog's SIGTERM, a broker's shutdown, and SIGKILL after its 5 s grace period
 
@@ -39,31 +40,6 @@ if "mm2" in sys.argv:
 print(json.dumps({"pids": pids, "groups": [os.getpgid(p) for p in pids], "dirs": dirs}), flush=True)
 signal.pause()
 """
-
-
-def alive(pid: int) -> bool:
-    """True while `pid` exists and is not a zombie."""
-    try:
-        return _stat(pid)[0] != b"Z"
-    except FileNotFoundError:
-        return False
-
-
-def _stat(pid: int | str) -> list[bytes]:
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        return f.read().rpartition(b")")[2].split()
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live processes of a process group (the JVM, and its watchdog when there is one)."""
-    members = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            with contextlib.suppress(OSError):
-                state, _, pgrp = _stat(name)[:3]
-                if int(pgrp) == pgid and state != b"Z":
-                    members.append(int(name))
-    return members
 
 
 def run_owner(tmp_path: Path, how: signal.Signals, *options: str) -> None:

@@ -17,7 +17,7 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO
 
 logger = logging.getLogger(__name__)
@@ -113,13 +113,15 @@ class Watchdog:
         self._process.wait()
 
 
-def spawn(cmd: Sequence[str], stdout: int | IO[bytes], stderr: int | IO[bytes],
-          grace_s: float = GRACE_S) -> tuple[subprocess.Popen[bytes], Watchdog]:
+def spawn(cmd: Sequence[str], stdout: int | IO[bytes], stderr: int | IO[bytes], grace_s: float = GRACE_S,
+          env: Mapping[str, str] | None = None) -> tuple[subprocess.Popen[bytes], Watchdog]:
     """Start `cmd` in a new process group led by a Watchdog; call the watchdog's release() after the process
-    has ended. Stdin is /dev/null: the group is in the background of the owner's terminal."""
+    has ended. Stdin is /dev/null: the group is in the background of the owner's terminal. `env` replaces
+    this process's environment."""
     dog = Watchdog(grace_s)
     try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, process_group=dog.pgid)
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env,
+                                process_group=dog.pgid)
     except BaseException:
         dog.release()
         raise

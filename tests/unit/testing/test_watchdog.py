@@ -126,3 +126,12 @@ def test_run_returns_the_output_and_kills_on_timeout():
     assert (done.returncode, done.stdout, done.stderr) == (3, "out\n", "err\n")
     with pytest.raises(subprocess.TimeoutExpired):
         watchdog.run(["sleep", "60"], timeout_s=0.2)
+
+
+def test_spawn_runs_the_child_in_the_environment_it_is_given(monkeypatch):
+    monkeypatch.setenv("OWNER_ONLY", "owner")
+    proc, dog = watchdog.spawn(["sh", "-c", 'echo "${GIVEN-unset} ${OWNER_ONLY-unset}"'], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, env={"GIVEN": "given"})
+    out, _ = proc.communicate(timeout=GONE_S)
+    dog.release()
+    assert out == b"given unset\n"
