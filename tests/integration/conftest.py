@@ -16,6 +16,7 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.runtime.supervisor import Supervisor
 from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
+from sparkmirror.testing.records import commit_offsets as commit  # noqa: F401 - the tests import it from here
 from sparkmirror.testing.records import produce
 
 
@@ -198,17 +199,6 @@ def partition_values(bootstrap: str, topic: str, partition: int) -> list[tuple[i
                 if not msg.error():
                     out.append((msg.offset(), msg.value()))
         return out
-    finally:
-        consumer.close()
-
-
-def commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
-    """Commit offsets for a group, as a consumer that processed everything before them would."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": "false"})
-    try:
-        consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
     finally:
         consumer.close()
 

@@ -182,7 +182,7 @@ def test_librdkafka_clients_their_errors_and_the_status_built_from_them_show_no_
         AcknowledgedProducer(flow.target_producer.rdkafka).close(0)
     assert_no_canary(repr(config), *errors)
 
-    progress = ProgressSnapshot("A->B", 0, 0, 0, 0.0, 1, {}, Durations((), 0, 0.0, 0.0))
+    progress = ProgressSnapshot("A->B", 0, 0, 0, 0.0, 1, 0, {}, Durations((), 0, 0.0, 0.0))
     status = Status((FlowStatus("A->B", "failed", errors[0], {}, {}, progress, 1, None, "A", "B"),),
                     (JobStatus("A->B", "emit checkpoints", 3, 3, 3, errors[1]),), ("A", "B"))
     registry = CollectorRegistry()

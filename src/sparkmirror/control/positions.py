@@ -98,6 +98,20 @@ def advance(positions: Mapping[str, TopicPosition],
     return out
 
 
+def written_again(positions: Mapping[str, TopicPosition], summaries: Sequence[PartitionSummary]) -> int:
+    """Records of `summaries` at source offsets the positions had already passed: written to the target a
+    second time (at least once: a task retried after its executor was lost, or a query stopped before its
+    reports arrived). A report's first sync is its first record, so this counts by offset from there, at most
+    the report's records (a compacted gap counts as records)."""
+    again = 0
+    for s in summaries:
+        position = positions.get(s.topic, TopicPosition(None)).next_offsets.get(s.partition)
+        if position is None or not s.sync_upstream or s.sync_upstream[0] >= position:
+            continue
+        again += min(s.records, min(position, s.next_upstream) - s.sync_upstream[0])
+    return again
+
+
 def to_json(positions: Mapping[str, TopicPosition]) -> dict:
     return {t: {"topic_id": p.topic_id, "next_offsets": {str(k): v for k, v in sorted(p.next_offsets.items())}}
             for t, p in sorted(positions.items())}

@@ -3,7 +3,8 @@
 Spark's Kafka source feeds a JVM `ForeachWriter` (`jvm/io/sparkmirror/recordpath/MirrorWriter.java`) that
 produces every record to the target with its key, value, headers, timestamp and partition: no Python call
 per record. The writer reports acknowledged records (exact offset syncs and each partition's next offset)
-to a channel in the JVM; a `SummaryPump` thread here drains it and hands the reports to the flow runner,
+to a channel in the driver's JVM (directly in local mode, over a TCP connection from a cluster's
+executors); a `SummaryPump` thread here drains it and hands the reports to the flow runner,
 which writes the offset syncs and then moves the positions, as it did for micro-batches before.
 """
 
@@ -59,8 +60,12 @@ class WriterSpec:
     source_admin: Mapping[str, str] | None = field(default=None, repr=False)  # Java admin settings of the source
     source_topic_ids: Mapping[str, str] | None = None  # source topic -> id when planned: a re-created topic fails
 
-    def to_json(self) -> str:
+    def to_json(self, driver: Mapping[str, object] | None = None, report_interval_ms: int = 0) -> str:
+        """`driver`: on a cluster, the endpoint of the driver's channel server (host, port, token) that the
+        executors' writers report to, every `report_interval_ms`; None in local mode (same JVM)."""
         return json.dumps({"channel": self.channel, "target": self.target, "producer": dict(self.producer),
+                           "driver": None if driver is None else dict(driver),
+                           "report_interval_ms": report_interval_ms,
                            "producer_slots": self.producer_slots,
                            "source_admin": None if self.source_admin is None else dict(self.source_admin),
                            "source_topic_ids": dict(self.source_topic_ids or {}),
@@ -151,9 +156,11 @@ class ReplicationFlow:
         jvm = spark.sparkContext._jvm  # the JVM writer is reached through py4j
         # Reports during a task bound the writer's memory (a micro-batch may hold a whole backlog) and let
         # positions move before a long task (a Real-Time Mode epoch) ends.
-        channel = _jvm_class(jvm, _CHANNEL_CLASS).create(writer.channel, trigger.report_interval_ms)
+        channel_class = _jvm_class(jvm, _CHANNEL_CLASS)
+        channel = channel_class.create(writer.channel, trigger.report_interval_ms)
         self.pump = SummaryPump(channel, on_batch)
         self._jvm = jvm
+        self._writer_json = writer.to_json(_driver_endpoint(spark, channel_class), trigger.report_interval_ms)
 
     def start(self, until_caught_up: bool = False) -> StreamingQuery:
         """Start the query; with until_caught_up a micro-batch query stops by itself once the backlog is
@@ -165,7 +172,7 @@ class ReplicationFlow:
         if self.trigger.mode == MICRO_BATCH:
             # Fewer, longer tasks: whole Kafka partitions are concatenated, never split, so each keeps its order.
             stream = stream.coalesce(self.max_tasks)
-        jwriter = _jvm_class(self._jvm, _WRITER_CLASS)(self.writer.to_json())
+        jwriter = _jvm_class(self._jvm, _WRITER_CLASS)(self._writer_json)
         jstream = (stream._jdf.writeStream().queryName(self.name)  # a JVM ForeachWriter
                    .option("checkpointLocation", str(self.checkpoint_dir)).foreach(jwriter))
         triggers = self._jvm.org.apache.spark.sql.streaming.Trigger
@@ -181,6 +188,19 @@ class ReplicationFlow:
         except BaseException:
             self.pump.close(0)
             raise
+
+
+def _driver_endpoint(spark: SparkSession, channel_class: object) -> dict[str, object] | None:
+    """Where executors in other JVMs send their writers' reports: the driver's channel server, started on
+    `spark.driver.bindAddress` and advertised as `spark.driver.host` (the address executors already use to
+    reach the driver). None in local mode, where the writers run in the driver's JVM."""
+    context = spark.sparkContext
+    if context.master.startswith("local"):
+        return None
+    conf = context.getConf()
+    host = conf.get("spark.driver.host") or "127.0.0.1"
+    bind = conf.get("spark.driver.bindAddress") or host
+    return json.loads(channel_class.endpoint(bind, host))  # type: ignore[attr-defined]
 
 
 def _jvm_class(jvm: object, name: str):  # a py4j JavaClass

@@ -46,19 +46,31 @@ def spark_defaults(real_time_slots: int = 0, class_data_archive: bool = True) ->
         "spark.driver.extraJavaOptions": driver_options,
         "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile={log_cfg}",
         "spark.sql.streaming.stopGracefullyOnShutdown": "true",
-        # Local mode talks to itself over loopback only.
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
     }
+
+
+# Local mode talks to itself over loopback only; on a cluster the executors must reach the driver, so Spark's
+# own choice (this host's address), or the file's spark.driver.host, applies.
+LOCAL_MODE_DEFAULTS = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+
+
+def session_settings(overrides: Mapping[str, str] | None = None, real_time_slots: int = 0) -> dict[str, str]:
+    """sparkmirror's defaults, the loopback ones only in local mode, then the file's `spark.*` keys."""
+    settings = {**spark_defaults(real_time_slots), **(overrides or {})}
+    if settings["spark.master"].startswith("local"):
+        settings = {**LOCAL_MODE_DEFAULTS, **settings}
+    return settings
 
 
 def build_spark_session(overrides: Mapping[str, str] | None = None, real_time_slots: int = 0) -> SparkSession:
     """Get or create the session (`real_time_slots`: source partitions read in Real-Time Mode)."""
+    settings = session_settings(overrides, real_time_slots)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if settings["spark.master"].startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder
-    for key, value in {**spark_defaults(real_time_slots), **(overrides or {})}.items():
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

@@ -241,11 +241,17 @@ class FlowRunner:
         # would leave records on the target that no sync accounts for.
         self.control.write_offset_syncs(summaries)
         with self._lock:
+            again = pos.written_again(self._positions or {}, summaries)
             self._positions = pos.advance(self._positions or {}, summaries)
             write_positions(self._positions_file, self._positions)
         logger.info("flow %s batch %d: %d records, %d skipped, %d bytes, %d partitions, %.2f s", self.flow.name,
                     batch_id, sum(s.records for s in summaries), sum(s.skipped for s in summaries),
                     sum(s.bytes for s in summaries), len(summaries), time.monotonic() - started)
+        if again:
+            self.progress.record_written_again(again)
+            logger.warning("flow %s: %d records were written to %s a second time (a task retried, e.g. after an "
+                           "executor was lost); delivery is at least once, so consumers of the remote topics may "
+                           "see them twice", self.flow.name, again, self.flow.target)
 
     def check(self) -> bool:
         """True while the query is active. A failed query caused by a topic-set change (a topic deleted

@@ -51,6 +51,7 @@ class ProgressSnapshot:
     bytes: int
     elapsed_s: float
     retries: int = 0  # restarts after a failure (with back-off), since the process started
+    written_again: int = 0  # records written to the target a second time (control/positions.written_again)
     partitions: Mapping[tuple[str, int], PartitionProgress] = field(default_factory=dict)
     durations: Durations | None = None
 
@@ -124,6 +125,7 @@ class FlowProgress:
         self._started: float | None = None
         self._last: float | None = None
         self._retries = 0
+        self._written_again = 0
         self._bucket_counts = [0] * len(DURATION_BUCKETS)
         self._durations = 0
         self._durations_sum = 0.0
@@ -132,6 +134,10 @@ class FlowProgress:
     def record_retry(self) -> None:
         with self._lock:
             self._retries += 1
+
+    def record_written_again(self, records: int) -> None:
+        with self._lock:
+            self._written_again += records
 
     def record(self, batch_id: int, summaries: list[PartitionSummary], started_at: float) -> None:
         """Add one micro-batch; `started_at` is the clock value when the batch began writing."""
@@ -169,4 +175,4 @@ class FlowProgress:
             durations = Durations(tuple(zip(DURATION_BUCKETS, self._bucket_counts, strict=True)), self._durations,
                                   self._durations_sum, self._last_duration)
             return ProgressSnapshot(self.flow, self._batches, self._records, self._bytes, elapsed,
-                                    self._retries, partitions, durations)
+                                    self._retries, self._written_again, partitions, durations)

@@ -55,3 +55,12 @@ def read_all(bootstrap_servers: str, topic: str, partitions: int,
         return out
     finally:
         consumer.close()
+
+
+def commit_offsets(bootstrap_servers: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
+    """Commit offsets for a group, as a consumer that processed everything before them would."""
+    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": group, "enable.auto.commit": "false"})
+    try:
+        consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
+    finally:
+        consumer.close()

@@ -186,6 +186,9 @@ def _flow_metrics(out: _Families, flow: FlowStatus) -> None:
                 "retries).", FLOW_LABELS, values, flow.restarts)
     out.counter("sparkmirror_flow_retries", "Starts of the flow again after a failure, with back-off.",
                 FLOW_LABELS, values, flow.progress.retries)
+    out.counter("sparkmirror_records_written_again", "Records written to the target a second time (at least "
+                "once: a retried task, e.g. after an executor was lost).", FLOW_LABELS, values,
+                flow.progress.written_again)
 
 
 def _durations(flows: list[FlowStatus]) -> Metric:

@@ -48,7 +48,7 @@ def _flow(f: FlowStatus, status: Status, now_ms: int) -> dict:
         "lag_seconds": _number(point.seconds) if point else None,
         "rpo_records": point.records if point else None,
         "rpo_seconds": _number(point.seconds) if point else None,
-        "restarts": f.restarts, "retries": f.progress.retries,
+        "restarts": f.restarts, "retries": f.progress.retries, "written_again": f.progress.written_again,
         "partitions": partitions,
         "jobs": [{"name": j.name, "runs": j.runs, "failures": j.failures, "failures_in_a_row": j.failures_in_a_row,
                   "last_error": j.last_error} for j in status.flow_jobs(f.flow)],

@@ -1,4 +1,4 @@
-from sparkmirror.control.positions import TopicPosition, advance, from_json, plan_start, to_json
+from sparkmirror.control.positions import TopicPosition, advance, from_json, plan_start, to_json, written_again
 from sparkmirror.model import PartitionSummary
 
 
@@ -45,3 +45,13 @@ def test_advance_moves_forward_only_and_round_trips_through_json():
     assert moved["t"] == TopicPosition("id", {0: 20, 1: 4})  # a stale summary never moves a partition back
     assert moved["u"].next_offsets == {0: 8}
     assert from_json(to_json(moved)) == moved
+
+
+def test_records_at_offsets_already_passed_are_counted_as_written_again():
+    positions = {"orders": TopicPosition("id", {0: 100, 1: 50})}
+    retried = PartitionSummary("orders", 0, 30, 0, 30, 110, (80, 109), (500, 529))  # 80..99 were written before
+    fresh = PartitionSummary("orders", 1, 10, 0, 10, 60, (50, 59), (70, 79))
+    unknown = PartitionSummary("payments", 0, 5, 0, 5, 5, (0, 4), (0, 4))  # no position yet: a first start
+    assert written_again(positions, [retried, fresh, unknown]) == 20
+    within = PartitionSummary("orders", 0, 5, 0, 5, 90, (85, 89), (600, 604))  # all of it before the position
+    assert written_again(positions, [within]) == 5

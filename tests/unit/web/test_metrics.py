@@ -19,7 +19,7 @@ NOW_MS = 1_700_000_000_000
 
 def flow_status(formats=("legacy",), lag=True) -> FlowStatus:
     progress = ProgressSnapshot(
-        "A->B", 3, 150, 1500, 2.0, 1,
+        "A->B", 3, 150, 1500, 2.0, 1, 4,
         {("orders", 0): PartitionProgress(100, 800, 10.0, 80.0, Distribution(5, 1, 9, 4.5),
                                           Distribution(20, 10, 30, 15)),
          ("orders", 1): PartitionProgress(50, 400, 5.0, 40.0, None, None)},
@@ -95,6 +95,7 @@ def test_flow_state_restarts_jobs_and_durations():
     assert m[("sparkmirror_flow_state", labels(source="A", target="B", state="running"))] == 1
     assert m[("sparkmirror_flow_state", labels(source="A", target="B", state="failed"))] == 0
     assert (m[("sparkmirror_flow_restarts_total", FLOW)], m[("sparkmirror_flow_retries_total", FLOW)]) == (2, 1)
+    assert m[("sparkmirror_records_written_again_total", FLOW)] == 4
     job = labels(source="A", target="B", job="emit checkpoints")
     assert (m[("sparkmirror_job_runs_total", job)], m[("sparkmirror_job_failures_total", job)]) == (7, 2)
     assert m[("sparkmirror_job_failures_in_a_row", job)] == 1

@@ -16,11 +16,12 @@ import java.util.concurrent.TimeUnit;
  * What one running query of a flow reports to the driver: the summaries of acknowledged records, and the
  * gate that stops its writers between records so the query can be stopped without losing or repeating any.
  *
- * <p>Channels live in the JVM that runs both the driver and the executors (Spark's local mode); the Python
- * driver drains them through py4j. Each query generation has its own channel id, so a late writer of a
- * stopped query can never report into its successor.
+ * <p>Channels live in the driver's JVM; the Python driver drains them through py4j. Writers in the same JVM
+ * (Spark's local mode) use the channel itself; writers on a cluster's executors reach it through the
+ * driver's {@link ChannelServer}, one connection per executor JVM. Each query generation has its own channel
+ * id, so a late writer of a stopped query can never report into its successor.
  */
-public final class FlowChannel {
+public final class FlowChannel extends ReportChannel {
     private static final ConcurrentHashMap<String, FlowChannel> CHANNELS = new ConcurrentHashMap<>();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final ScheduledExecutorService REPORTER = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -30,9 +31,8 @@ public final class FlowChannel {
     });
 
     private final String id;
-    private final Set<MirrorWriter> open = ConcurrentHashMap.newKeySet();
+    private final Set<ChannelServer.Connection> remote = ConcurrentHashMap.newKeySet();
     private final LinkedBlockingQueue<Map<String, Object>> reports = new LinkedBlockingQueue<>();
-    private volatile boolean closed;
     private final ScheduledFuture<?> reporting;
 
     private FlowChannel(String id, long reportIntervalMs) {
@@ -51,26 +51,31 @@ public final class FlowChannel {
         return channel;
     }
 
+    /**
+     * The endpoint (JSON: host, port, token) that writers on a cluster's executors report to; the server
+     * listens on {@code bindHost} and executors are told {@code advertisedHost} (spark.driver.host).
+     */
+    public static String endpoint(String bindHost, String advertisedHost) throws Exception {
+        return JSON.writeValueAsString(ChannelServer.endpoint(bindHost, advertisedHost));
+    }
+
     /** The channel of a writer's query; null when the driver has dropped it (the query is being stopped). */
     static FlowChannel lookup(String id) {
         return CHANNELS.get(id);
     }
 
-    boolean isClosed() {
-        return closed;
-    }
-
-    void opened(MirrorWriter writer) {
-        open.add(writer);
-        if (closed) {  // closed between the check and the registration: the closer may have missed it
-            writer.stopWriting();
+    void attach(ChannelServer.Connection connection) {
+        remote.add(connection);
+        if (closed) {  // closed between the executor's hello and now: the closer may have missed it
+            connection.stop(0);
         }
     }
 
-    void closed(MirrorWriter writer) {
-        open.remove(writer);
+    void detach(ChannelServer.Connection connection) {
+        remote.remove(connection);
     }
 
+    @Override
     void offer(List<Map<String, Object>> summaries) {
         reports.addAll(summaries);
     }
@@ -102,6 +107,12 @@ public final class FlowChannel {
     public int close(long timeoutMs) {
         closed = true;
         long deadline = System.currentTimeMillis() + timeoutMs;
+        List<ChannelServer.Connection> told = new ArrayList<>();
+        for (ChannelServer.Connection connection : remote) {  // executors stop theirs meanwhile
+            if (connection.stop(timeoutMs)) {
+                told.add(connection);
+            }
+        }
         for (MirrorWriter writer : open) {
             writer.stopWriting();
         }
@@ -113,6 +124,9 @@ public final class FlowChannel {
         for (MirrorWriter writer : open) {
             busy += writer.allAcknowledged() ? 0 : 1;
         }
+        for (ChannelServer.Connection connection : told) {  // their reports arrive before their answer
+            busy += connection.awaitStopped(Math.max(0, deadline - System.currentTimeMillis()) + 1000);
+        }
         return busy;
     }
 
@@ -123,5 +137,8 @@ public final class FlowChannel {
             reporting.cancel(false);
         }
         CHANNELS.remove(id, this);
+        for (ChannelServer.Connection connection : remote) {
+            connection.close();
+        }
     }
 }

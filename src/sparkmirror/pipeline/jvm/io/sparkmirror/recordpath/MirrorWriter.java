@@ -27,7 +27,7 @@ import org.apache.spark.sql.Row;
  *
  * <p>Rows are (topic, partition, offset, timestamp_ms, key, value, headers). Each record's target offset
  * comes from its acknowledgement (acks=all, idempotent, so a partition's acknowledgements arrive in send
- * order); acknowledged records are reported to the flow's {@link FlowChannel} as exact offset syncs and
+ * order); acknowledged records are reported to the flow's {@link ReportChannel} as exact offset syncs and
  * the partition's next upstream offset, which is what moves the flow's positions. A record is never
  * reported before the target acknowledged it, so nothing is skipped; a failed send fails the task.
  */
@@ -45,7 +45,9 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private final HashMap<String, String> sourceAdmin;  // Java admin settings of the source cluster
     private final HashMap<String, String> sourceTopicIds;  // topic -> the id the query was planned with
 
-    private transient FlowChannel channel;
+    private final HashMap<String, Object> driver;  // the driver's channel endpoint; null in local mode
+    private final long reportIntervalMs;
+    private transient ReportChannel channel;
     private transient KafkaProducer<byte[], byte[]> producer;
     private transient int slot;
     private transient ConcurrentHashMap<String, Partition> partitions;
@@ -56,7 +58,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private transient long sending;  // the record in send(): the producer reports a refusal during the call
 
     /** {@code spec}: JSON with channel, target, producer (Java client settings), producer_slots (producers
-     * per configuration, the flow's tasks.max), remote_topics, provenance. */
+     * per configuration, the flow's tasks.max), remote_topics, provenance, and on a cluster driver (the
+     * endpoint of the driver's {@link ChannelServer}) and report_interval_ms. */
     public MirrorWriter(String spec) throws Exception {
         Map<String, Object> s = new ObjectMapper().readValue(spec, new TypeReference<Map<String, Object>>() { });
         this.channelId = (String) s.get("channel");
@@ -66,6 +69,10 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         this.producerSlots = Math.max(1, ((Number) s.get("producer_slots")).intValue());
         this.sourceAdmin = s.get("source_admin") == null ? null : strings(s.get("source_admin"));
         this.sourceTopicIds = s.get("source_topic_ids") == null ? new HashMap<>() : strings(s.get("source_topic_ids"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> endpoint = (Map<String, Object>) s.get("driver");
+        this.driver = endpoint == null ? null : new HashMap<>(endpoint);
+        this.reportIntervalMs = s.get("report_interval_ms") == null ? 0L : ((Number) s.get("report_interval_ms")).longValue();
         @SuppressWarnings("unchecked")
         Map<String, String> provenance = (Map<String, String>) s.get("provenance");
         this.provenanceSource = provenance == null ? null : provenance.get("source");
@@ -83,7 +90,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     public boolean open(long partitionId, long epochId) {
         partitions = new ConcurrentHashMap<>();
         reportLock = new Object();
-        channel = FlowChannel.lookup(channelId);
+        channel = ReportChannel.forWriter(channelId, driver, reportIntervalMs);
         if (channel == null || channel.isClosed()) {
             return false;  // the query is being stopped: these records are read again by the next one
         }
@@ -272,7 +279,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         }
     }
 
-    private void fail(String message) {
+    void fail(String message) {
         if (error == null) {
             error = message;
         }

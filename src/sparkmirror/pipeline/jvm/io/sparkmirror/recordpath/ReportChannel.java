@@ -1,0 +1,52 @@
+package io.sparkmirror.recordpath;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Where a writer reports acknowledged records and learns that its query is stopping: the driver's
+ * {@link FlowChannel} itself when the writer runs in the driver's JVM (Spark's local mode), a
+ * {@link RemoteChannel} connected to it when the writer runs on an executor of a cluster. Both keep the
+ * writers open in this JVM, which a stop acts on.
+ */
+abstract class ReportChannel {
+    protected final Set<MirrorWriter> open = ConcurrentHashMap.newKeySet();
+    protected volatile boolean closed;
+
+    /** Whether the query is stopping: a writer opened now writes nothing. */
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** A writer of this query started a task. */
+    void opened(MirrorWriter writer) {
+        open.add(writer);
+        if (closed) {  // closed between the check and the registration: the closer may have missed it
+            writer.stopWriting();
+        }
+    }
+
+    /** A writer of this query ended its task. */
+    void closed(MirrorWriter writer) {
+        open.remove(writer);
+    }
+
+    /** Summaries of acknowledged records, in order; throws when they cannot reach the driver. */
+    abstract void offer(List<Map<String, Object>> summaries);
+
+    /**
+     * The channel a writer of query generation {@code id} reports to: the driver's own when it is in this JVM,
+     * else one connected to {@code driver} (host, port, token; null in local mode). Null when the query is
+     * being stopped (or, without a driver endpoint, is gone).
+     */
+    static ReportChannel forWriter(String id, Map<String, Object> driver, long reportIntervalMs) {
+        FlowChannel local = FlowChannel.lookup(id);
+        if (local != null || driver == null) {
+            return local;
+        }
+        return RemoteChannel.connect(id, (String) driver.get("host"), ((Number) driver.get("port")).intValue(),
+                                     (String) driver.get("token"), reportIntervalMs);
+    }
+}
