@@ -102,8 +102,11 @@ class SparkmirrorRunner:
     passed to every `sparkmirror run`."""
 
     def __init__(self, source: str, target: str, cores: int, workdir: Path, trigger: str = "micro-batch",
-                 source_alias: str = "smsrc", run_args: Sequence[str] = ()) -> None:
+                 source_alias: str = "smsrc", run_args: Sequence[str] = (), master: str | None = None,
+                 settings: str = "") -> None:
         self.source, self.target, self.cores, self.workdir = source, target, cores, workdir
+        self.master = master  # a cluster's spark.master; None: local[cores] (micro-batch) or Spark's sizing
+        self.settings = settings  # properties lines added to every start
         self.trigger = trigger
         self.source_alias = source_alias
         self.run_args = tuple(run_args)
@@ -120,8 +123,9 @@ class SparkmirrorRunner:
                           f"tgt.bootstrap.servers = {self.target}\n{alias}->tgt.enabled = true\n"
                           f"{alias}->tgt.topics = {topics}\n{SINGLE_BROKER}"
                           f"tasks.max = {self.cores}\nsparkmirror.trigger.mode = {self.trigger}\n"
-                          + (f"spark.master = local[{self.cores}]\n" if self.trigger == "micro-batch" else "")
-                          + extra)
+                          + (f"spark.master = {self.master}\n" if self.master else
+                             f"spark.master = local[{self.cores}]\n" if self.trigger == "micro-batch" else "")
+                          + self.settings + extra)
         self._log = run_dir / "sparkmirror.log"
         self._proc = start_sparkmirror(config, run_dir, self._log, self.run_args)
         return self._proc
