@@ -195,7 +195,7 @@ def _driver_endpoint(spark: SparkSession, channel_class: object) -> dict[str, ob
     `spark.driver.bindAddress` and advertised as `spark.driver.host` (the address executors already use to
     reach the driver). None in local mode, where the writers run in the driver's JVM."""
     context = spark.sparkContext
-    if context.master.startswith("local"):
+    if context.master == "local" or context.master.startswith("local["):  # local-cluster[...] has executor JVMs
         return None
     conf = context.getConf()
     host = conf.get("spark.driver.host") or "127.0.0.1"
