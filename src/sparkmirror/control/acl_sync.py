@@ -40,6 +40,8 @@ class AclPreview:
     plan: AclSyncPlan
     source_authorizer: bool = True
     target_authorizer: bool = True
+    on_target: frozenset[TopicAcl] = frozenset()  # the target's topic ACLs when observed
+    ledger: frozenset[TopicAcl] = frozenset()  # what sparkmirror had created, as the plan read it
 
 
 NO_AUTHORIZER = AclPreview(AclMapping(frozenset()), AclSyncPlan(frozenset(), frozenset()), False, False)
@@ -62,12 +64,12 @@ class AclSync:
 
     def preview(self) -> AclPreview:
         """Observe both clusters and plan; changes nothing (the `plan` command shows this)."""
-        return self._observe()[0]
+        return self._observe()
 
     def sync(self) -> AclSyncPlan:
         """One run: create what the target lacks, delete what sparkmirror created and the source no longer
         grants; returns what was applied. Failures are raised together once the rest is done and recorded."""
-        preview, on_target = self._observe()
+        preview = self._observe()
         name = self._flow().name
         if not preview.source_authorizer:
             self._tell_once(self.source.alias, f"no ACL authorizer is configured on cluster '{self.source.alias}', "
@@ -85,9 +87,8 @@ class AclSync:
         deleted = self.target.delete_acls(plan.delete)
         done_create = {a for a, error in created.items() if error is None}
         done_delete = {a for a, error in deleted.items() if error is None}
-        ledger = self.ledger.load()
-        after = plan.ledger_after(ledger, on_target, done_create, done_delete)
-        if after != ledger:
+        after = plan.ledger_after(preview.ledger, preview.on_target, done_create, done_delete)
+        if after != preview.ledger:
             self.ledger.save(after)
         for acl in sorted(done_create):
             logger.info("created topic ACL flow=%s target=%s acl=%s", name, self.target.alias, acl)
@@ -101,11 +102,11 @@ class AclSync:
                                       "; ".join(failures))
         return AclSyncPlan(frozenset(done_create), frozenset(done_delete))
 
-    def _observe(self) -> tuple[AclPreview, frozenset[TopicAcl]]:
+    def _observe(self) -> AclPreview:
         flow = self._flow()
         source_acls = self.source.topic_acls()
         if source_acls is None:
-            return NO_AUTHORIZER, frozenset()
+            return NO_AUTHORIZER
         policy = flow.policy
         mapping = map_topic_acls(
             source_acls,
@@ -114,8 +115,9 @@ class AclSync:
             lambda topic: policy.format_remote_topic(flow.source, topic), self._remote_topics().keys())
         on_target = self.target.topic_acls()
         if on_target is None:
-            return AclPreview(mapping, AclSyncPlan(frozenset(), frozenset()), target_authorizer=False), frozenset()
-        return AclPreview(mapping, plan_acl_sync(mapping.remote, on_target, self.ledger.load())), on_target
+            return AclPreview(mapping, AclSyncPlan(frozenset(), frozenset()), target_authorizer=False)
+        ledger = self.ledger.load()
+        return AclPreview(mapping, plan_acl_sync(mapping.remote, on_target, ledger), on_target=on_target, ledger=ledger)
 
     def _tell_once(self, alias: str, message: str, level: int = logging.INFO) -> None:
         if alias not in self._told:
