@@ -17,7 +17,7 @@ from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.testing.records import produce, read_all
 from sparkmirror.testing.spark_cluster import LocalSparkCluster
 
-from .test_run_cli import wait_for, write_config
+from .test_run_cli import copied, wait_for, write_config
 from .test_spark_cluster_run import CLUSTER_SETTINGS
 
 RECORDS = 300_000  # one batch of two long tasks (one per executor): the kill lands inside one of them
@@ -28,10 +28,7 @@ _WRITTEN_AGAIN = re.compile(r"(\d+) records were written to B a second time")
 
 
 def on_target(bootstrap: str, topic: str) -> int:
-    target = ClusterAdmin("B", {"bootstrap.servers": bootstrap})
-    if topic not in target.topic_partitions():
-        return 0
-    return sum(high for _, high in target.watermarks(topic, PARTITIONS).values())
+    return copied(ClusterAdmin("B", {"bootstrap.servers": bootstrap}), topic, PARTITIONS)
 
 
 def test_a_worker_killed_mid_copy_loses_nothing(clusters, start_cli, tmp_path, unique):

@@ -32,10 +32,11 @@ def write_config(path, source: str, target: str, topics: str, extra: str = "") -
     return str(path)
 
 
-def copied(target: ClusterAdmin, topic: str) -> int:
+def copied(target: ClusterAdmin, topic: str, partitions: int = PARTITIONS) -> int:
+    """Records in `topic` on `target` (0 before it exists), duplicates included."""
     if topic not in target.topic_partitions():
         return 0
-    return sum(high - low for low, high in target.watermarks(topic, PARTITIONS).values())
+    return sum(high - low for low, high in target.watermarks(topic, partitions).values())
 
 
 def wait_for(predicate, timeout_s: float, what: str, proc=None) -> None:

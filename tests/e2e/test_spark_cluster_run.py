@@ -15,7 +15,7 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.testing.records import commit_offsets, produce, read_all
 
-from .test_run_cli import wait_for, write_config
+from .test_run_cli import copied, wait_for, write_config
 
 RECORDS = 4000
 PARTITIONS = 4
@@ -53,12 +53,9 @@ def test_run_on_a_standalone_cluster_replicates_exactly_from_both_workers(cluste
     remote = f"A.{topic}"
     run = start_cli("run", str(path), "--state-dir", str(tmp_path / "state"))
 
-    def copied() -> bool:
-        target = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
-        if remote not in target.topic_partitions():
-            return False
-        return sum(high for _, high in target.watermarks(remote, PARTITIONS).values()) == RECORDS
-    wait_for(copied, COPY_TIMEOUT_S, f"{RECORDS} records of {topic} on B from the cluster's executors", run)
+    target = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
+    wait_for(lambda: copied(target, remote, PARTITIONS) == RECORDS, COPY_TIMEOUT_S,
+             f"{RECORDS} records of {topic} on B from the cluster's executors", run)
 
     def checkpointed() -> bool:
         got = {(k[1], k[2]): c.upstream_offset for k, c in client.read_checkpoints(path, "A", "B", group).items()}

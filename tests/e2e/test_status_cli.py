@@ -7,13 +7,11 @@ import signal
 import subprocess
 import time
 
-from confluent_kafka import Consumer, TopicPartition
-
 from sparkmirror import client
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.testing.kafka_cluster import free_port
-from sparkmirror.testing.records import produce
+from sparkmirror.testing.records import commit_offsets, produce
 
 from .conftest import cli_command
 from .test_run_cli import wait_for, write_config
@@ -36,14 +34,6 @@ def synced_to(config: str, topic: str) -> dict[int, int]:
     return out
 
 
-def commit_group(bootstrap: str, group: str, topic: str) -> None:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": "false"})
-    try:
-        consumer.commit(offsets=[TopicPartition(topic, p, GROUP_OFFSET) for p in (0, 1)], asynchronous=False)
-    finally:
-        consumer.close()
-
-
 def status(config: str, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(cli_command("status", "--config", config, *extra), capture_output=True, text=True,
                           timeout=STATUS_S)
@@ -60,7 +50,7 @@ def test_status_reports_the_lag_of_a_stopped_flow(clusters, start_cli, tmp_path,
     now_ms = int(time.time() * 1000)
     produce(clusters.source, topic, (KafkaRecord(i % 2, -1, str(i).encode(), b"v", (), 0, now_ms)
                                      for i in range(2 * PER_PARTITION)))
-    commit_group(clusters.source, group, topic)
+    commit_offsets(clusters.source, group, {(topic, p): GROUP_OFFSET for p in (0, 1)})
     config = write_config(tmp_path / "mm2.properties", clusters.source, clusters.target, topic, CHECKPOINTS_FAST)
 
     run = start_cli("run", "--config", config, "--state-dir", str(tmp_path / "state"))

@@ -199,6 +199,25 @@ def setup(obj: dict[str, bool]) -> None:
     guard(action, obj["traceback"])
 
 
+@cli.command("submit-args")
+@click.option("--scheme", type=click.Choice(["local"]), default=None,
+              help="Name the files as local:// URIs: they are already on every node (the container image's own).")
+@click.pass_obj
+def submit_args(obj: dict[str, bool], scheme: str | None) -> None:
+    """Print spark-submit's arguments for sparkmirror (jars, Python, log settings, application file):
+    spark-submit --master <url> $(sparkmirror submit-args) run mm2.properties"""
+
+    def action() -> int:
+        import shlex
+
+        from sparkmirror.pipeline.session import submit_arguments
+
+        click.echo(shlex.join(submit_arguments(scheme or "")))
+        return ExitStatus.SUCCESS
+
+    guard(action, obj["traceback"])
+
+
 cli.add_command(run)
 cli.add_command(status)
 

@@ -23,8 +23,16 @@ def java_executable() -> str:
 
 
 def pyspark_jars_dir() -> Path:
-    """The jars the pyspark wheel ships (Spark itself), found without importing pyspark."""
+    """The jars of the Spark that runs us (Spark itself), found without importing pyspark: the pyspark wheel's,
+    or, under spark-submit (which puts its `python/lib/pyspark.zip` first on the path), `$SPARK_HOME/jars`."""
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddedSetupError("pyspark is not installed; run 'pip install -e .' (or 'make setup')")
-    return Path(next(iter(spec.submodule_search_locations))) / "jars"
+    beside = Path(next(iter(spec.submodule_search_locations))) / "jars"
+    if beside.is_dir():
+        return beside
+    home = os.environ.get("SPARK_HOME")
+    if home and (Path(home) / "jars").is_dir():
+        return Path(home) / "jars"
+    raise EmbeddedSetupError(f"no Spark jars beside pyspark ({beside}) nor in $SPARK_HOME ({home or 'unset'}): "
+                             f"set SPARK_HOME to the Spark distribution that runs sparkmirror")

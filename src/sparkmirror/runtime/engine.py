@@ -100,7 +100,9 @@ class SparkEngine:
         self._real_time_slots = real_time_slots  # a session that failed to start is built again with it
         if self._starting is not None or self._spark is not None:
             return
-        from sparkmirror.pipeline.session import build_spark_session
+        from sparkmirror.pipeline.session import build_spark_session, check_submitted
+
+        check_submitted()  # at start, not when a first topic appears: spark-submit's arguments cannot change
 
         future: Future = Future()
 

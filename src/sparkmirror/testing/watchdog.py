@@ -13,8 +13,10 @@ worker thread would die with it), needs `preexec_fn` (unsafe with threads) and s
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -129,17 +131,18 @@ def spawn(cmd: Sequence[str], stdout: int | IO[bytes], stderr: int | IO[bytes], 
     return proc, dog
 
 
-def run(cmd: Sequence[str], timeout_s: float, grace_s: float = GRACE_S) -> subprocess.CompletedProcess[str]:
-    """subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s), with the child watched."""
+def run(cmd: Sequence[str], timeout_s: float, grace_s: float = GRACE_S,
+        env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env), with the child watched."""
     dog = Watchdog(grace_s)
     try:
         with subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, process_group=dog.pgid) as proc:
+                              text=True, env=env, process_group=dog.pgid) as proc:
             try:
                 out, err = proc.communicate(timeout=timeout_s)
-            except BaseException:
-                proc.kill()  # Popen's exit waits for it
-                raise
+            finally:  # what `cmd` started and left running (a timeout's too) ends with it, the watchdog included
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(dog.pgid, signal.SIGKILL)
         return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)
     finally:
         dog.release()

@@ -3,7 +3,12 @@ the executors must reach the driver, so its address is Spark's choice or the fil
 
 from __future__ import annotations
 
-from sparkmirror.pipeline.session import LOCAL_MODE_DEFAULTS, session_settings
+from pathlib import Path
+
+import pytest
+
+from sparkmirror.errors import EmbeddedSetupError
+from sparkmirror.pipeline.session import LOCAL_MODE_DEFAULTS, SUBMIT_ENTRY_POINT, session_settings, submit_arguments
 
 
 def test_local_mode_binds_the_driver_to_loopback():
@@ -22,3 +27,30 @@ def test_a_cluster_master_leaves_the_driver_address_to_spark_or_the_file():
 
 def test_the_file_overrides_the_local_defaults():
     assert session_settings({"spark.driver.host": "192.168.1.2"})["spark.driver.host"] == "192.168.1.2"
+
+
+def _submitted_with_our_jars(scheme: str = "") -> dict[str, str]:
+    jars_at = submit_arguments(scheme).index("--jars")
+    return {"spark.master": "spark://m:7077", "spark.jars": submit_arguments(scheme)[jars_at + 1]}
+
+
+def test_spark_submit_has_the_last_word_over_the_file():
+    settings = session_settings({"spark.master": "local[2]", "spark.executor.memory": "1g"},
+                                submitted={**_submitted_with_our_jars(), "spark.executor.memory": "2g"})
+    assert (settings["spark.master"], settings["spark.executor.memory"]) == ("spark://m:7077", "2g")
+    assert not set(LOCAL_MODE_DEFAULTS) & set(settings)  # the submitted master is a cluster's
+
+
+def test_jars_named_as_local_uris_count_as_given():
+    assert session_settings(submitted=_submitted_with_our_jars("local"))["spark.master"] == "spark://m:7077"
+
+
+def test_spark_submit_without_our_jars_is_refused_with_the_fix():
+    with pytest.raises(EmbeddedSetupError, match=r"sparkmirror submit-args"):
+        session_settings(submitted={"spark.master": "spark://m:7077", "spark.jars": "file:///other.jar"})
+
+
+def test_submit_arguments_end_with_the_application_file_of_this_package():
+    args = submit_arguments()
+    assert Path(args[-1]).name == SUBMIT_ENTRY_POINT and Path(args[-1]).is_file()
+    assert submit_arguments("local")[-1] == f"local://{args[-1]}"

@@ -128,6 +128,18 @@ def test_run_returns_the_output_and_kills_on_timeout():
         watchdog.run(["sleep", "60"], timeout_s=0.2)
 
 
+@pytest.mark.parametrize("timeout_s", [10, 0.5], ids=["after-exit", "on-timeout"])
+def test_run_ends_what_the_command_left_running(timeout_s, tmp_path):
+    """spark-submit's JVM starts the Python driver: that child must not outlive the command, whether the command
+    exits or times out."""
+    pid_file = tmp_path / "pid"
+    script = f"sleep 300 >/dev/null 2>&1 & echo $! > {pid_file}; " + ("exit 0" if timeout_s > 1 else "sleep 60")
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        watchdog.run(["sh", "-c", script], timeout_s=timeout_s)
+    left = int(pid_file.read_text())
+    wait_until(lambda: not alive(left), f"the command's child {left} to end")
+
+
 def test_spawn_runs_the_child_in_the_environment_it_is_given(monkeypatch):
     monkeypatch.setenv("OWNER_ONLY", "owner")
     proc, dog = watchdog.spawn(["sh", "-c", 'echo "${GIVEN-unset} ${OWNER_ONLY-unset}"'], stdout=subprocess.PIPE,
