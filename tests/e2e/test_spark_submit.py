@@ -108,3 +108,24 @@ def test_spark_submit_without_the_jars_names_the_fix(clusters, tmp_path, unique)
     assert done.returncode != 0, done.stdout[-2000:]
     assert "spark-submit was not given sparkmirror's jars" in done.stdout + done.stderr, done.stderr[-3000:]
     assert "sparkmirror submit-args" in done.stdout + done.stderr
+
+
+def test_the_python_driver_ends_with_spark_submits_jvm(clusters, submit, tmp_path, unique):
+    """A SIGTERM to spark-submit (a service manager's stop) reaches only its JVM, which does not pass it on: the
+    Python program must notice its parent is gone and stop, or it would run on, orphaned (as it did)."""
+    path = tmp_path / "mm2.properties"
+    write_config(path, clusters.source, clusters.target, f"orphan-{unique}")
+    run = submit("--master", "local[1]", *submit_args(), "run", str(path), "--state-dir", str(tmp_path / "state"))
+    wait_for(lambda: "flow A->B" in run.log_path.read_text(), COPY_TIMEOUT_S, "the flow to start", run)
+    driver = python_driver(run.pid)
+    run.send_signal(signal.SIGTERM)
+    run.wait(STOP_TIMEOUT_S)
+    wait_for(lambda: not Path(f"/proc/{driver}").exists() or "Z" in stat_state(driver), STOP_TIMEOUT_S,
+             "the Python driver to end after spark-submit's JVM")  # its output went through the JVM: gone too
+
+
+def stat_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except FileNotFoundError:
+        return "gone"

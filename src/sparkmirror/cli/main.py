@@ -210,7 +210,7 @@ def submit_args(obj: dict[str, bool], scheme: str | None) -> None:
     def action() -> int:
         import shlex
 
-        from sparkmirror.pipeline.session import submit_arguments
+        from sparkmirror.pipeline.submit import submit_arguments
 
         click.echo(shlex.join(submit_arguments(scheme or "")))
         return ExitStatus.SUCCESS

@@ -15,6 +15,7 @@ from sparkmirror.cli.common import MirrorMakerCommand, config_argument, config_p
 from sparkmirror.cli.exit_codes import ExitStatus
 from sparkmirror.cli.progress_display import ProgressDisplay, flow_lines
 from sparkmirror.errors import ConfigError
+from sparkmirror.pipeline.submit import launched_by_spark_submit
 from sparkmirror.runtime.stopping import DEFAULT_STOP_TIMEOUT_S
 
 if TYPE_CHECKING:  # imported where used, so that `sparkmirror --help` stays fast
@@ -34,6 +35,8 @@ class _StopSignals:
         self.signal: str | None = None
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._handle)
+        # Under spark-submit our parent is its JVM, whose SIGTERM is not passed on: its end is a stop request too.
+        self._submit_jvm = os.getppid() if launched_by_spark_submit() else None
 
     def _handle(self, signum: int, _frame: object) -> None:
         if self.signal is not None:
@@ -42,6 +45,8 @@ class _StopSignals:
         self.signal = signal.Signals(signum).name
 
     def requested(self) -> bool:
+        if self.signal is None and self._submit_jvm is not None and os.getppid() != self._submit_jvm:
+            self.signal = "the end of spark-submit's JVM"
         return self.signal is not None
 
 

@@ -12,8 +12,8 @@ from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 
 from sparkmirror import jars
-from sparkmirror.errors import EmbeddedSetupError
 from sparkmirror.pipeline import class_archive
+from sparkmirror.pipeline.submit import SUBMIT_ENTRY_POINT, launched_by_spark_submit, require_record_path_jars
 
 logger = logging.getLogger(__name__)
 
@@ -55,11 +55,6 @@ def spark_defaults(real_time_slots: int = 0, class_data_archive: bool = True) ->
 LOCAL_MODE_DEFAULTS = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
 
 
-# spark-submit starts the driver JVM itself and hands the Python program its gateway through these variables.
-SUBMIT_GATEWAY_ENV = "PYSPARK_GATEWAY_PORT"
-SUBMIT_ENTRY_POINT = "spark_submit.py"
-
-
 def session_settings(overrides: Mapping[str, str] | None = None, real_time_slots: int = 0,
                      submitted: Mapping[str, str] | None = None) -> dict[str, str]:
     """sparkmirror's defaults, the loopback ones only in local mode, the file's `spark.*` keys, then what
@@ -68,13 +63,13 @@ def session_settings(overrides: Mapping[str, str] | None = None, real_time_slots
     if settings["spark.master"].startswith("local"):
         settings = {**LOCAL_MODE_DEFAULTS, **settings}
     if submitted is not None:
-        _require_record_path_jars(submitted)
+        require_record_path_jars(submitted)
     return settings
 
 
 def submitted_conf() -> dict[str, str] | None:
     """The settings of the driver JVM spark-submit started for this program; None when it was not started so."""
-    if SUBMIT_GATEWAY_ENV not in os.environ:
+    if not launched_by_spark_submit():
         return None
     from pyspark import SparkConf, SparkContext
 
@@ -89,35 +84,7 @@ def check_submitted() -> None:
     """Under spark-submit, fail with the fix when its arguments lack sparkmirror's jars; else do nothing."""
     submitted = submitted_conf()
     if submitted is not None:
-        _require_record_path_jars(submitted)
-
-
-def _require_record_path_jars(submitted: Mapping[str, str]) -> None:
-    """The driver's classpath is fixed when spark-submit starts its JVM: without sparkmirror's jars in
-    `--jars` the Kafka source and the record path's writer cannot be loaded, so say so before the first flow."""
-    given = {uri.rsplit("/", 1)[-1] for uri in submitted.get("spark.jars", "").split(",") if uri}
-    missing = [p.name for p in [*jars.classpath("spark-kafka"), jars.record_path_jar()] if p.name not in given]
-    if missing:
-        raise EmbeddedSetupError(
-            f"spark-submit was not given sparkmirror's jars ({len(missing)} missing, e.g. {missing[0]}): pass the "
-            f"arguments `sparkmirror submit-args` prints, e.g. spark-submit --master <url> "
-            f"$(sparkmirror submit-args) run mm2.properties")
-
-
-def submit_arguments(scheme: str = "") -> list[str]:
-    """spark-submit's arguments that run sparkmirror as `sparkmirror` itself would: the jars (on the driver's
-    classpath from its start, and shipped to executors), the Python that has sparkmirror, the log
-    configuration, then the application file. `scheme` "local" names files already on every node (an image)."""
-    prefix = f"{scheme}://" if scheme else ""
-    log_cfg = resources.files("sparkmirror.pipeline").joinpath("spark-log4j2.properties")
-    entry = resources.files("sparkmirror").joinpath(SUBMIT_ENTRY_POINT)
-    paths = [*jars.classpath("spark-kafka"), jars.record_path_jar()]
-    return ["--jars", ",".join(f"{prefix}{p}" for p in paths),
-            "--conf", f"spark.pyspark.python={sys.executable}",
-            "--conf", f"spark.pyspark.driver.python={sys.executable}",
-            "--conf", f"spark.driver.extraJavaOptions=-Dlog4j2.configurationFile={log_cfg}",
-            "--conf", f"spark.executor.extraJavaOptions=-Dlog4j2.configurationFile={log_cfg}",
-            f"{prefix}{entry}"]
+        require_record_path_jars(submitted)
 
 
 def build_spark_session(overrides: Mapping[str, str] | None = None, real_time_slots: int = 0) -> SparkSession:

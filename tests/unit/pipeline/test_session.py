@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from sparkmirror.errors import EmbeddedSetupError
-from sparkmirror.pipeline.session import LOCAL_MODE_DEFAULTS, SUBMIT_ENTRY_POINT, session_settings, submit_arguments
+from sparkmirror.pipeline.session import LOCAL_MODE_DEFAULTS, session_settings
+from sparkmirror.pipeline.submit import SUBMIT_ENTRY_POINT, submit_arguments
 
 
 def test_local_mode_binds_the_driver_to_loopback():
