@@ -147,5 +147,5 @@ def nothing_lost(target: str, remote: str, sent: list[KafkaRecord], partitions: 
         assert first_seen == [r.value for r in sent if r.partition == p], f"{remote}-{p} lost or reordered records"
     duplicates = sum(copies_of - 1 for copies_of in Counter(r.value for c in copies.values() for r in c).values())
     counted = sum(int(n) for n in _WRITTEN_AGAIN.findall(log))
-    print(f"records written again: {duplicates} on the target, {counted} counted by sparkmirror")
+    print(f"of {len(sent)} records, written again: {duplicates} on the target, {counted} counted by sparkmirror")
     return duplicates, counted
