@@ -2,13 +2,15 @@
 
 Two groups, each from a POM shipped in `jars/poms/`: `kafka` (broker, MM2, perf tools) and `spark-kafka`
 (Spark's Kafka connector). A group's folder is reused while the POM that made it is unchanged, so a second
-run starts no Maven at all.
+run starts no Maven at all. Maven's own repository is `$SPARKMIRROR_MAVEN_REPO`, else `m2/` in the cache: a
+new cache (an image's, a test's) can share one that already holds the artifacts instead of downloading them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import shutil
 import subprocess
 from importlib import resources
@@ -20,6 +22,7 @@ from sparkmirror.jars.cache import cache_dir, is_current, mark_current
 logger = logging.getLogger(__name__)
 
 GROUPS = ("kafka", "spark-kafka")
+MAVEN_REPO_ENV = "SPARKMIRROR_MAVEN_REPO"
 _MAVEN_TIMEOUT_S = 900
 
 
@@ -61,7 +64,8 @@ def _resolve(group: str, pom: str, target: Path, cache: Path) -> None:
         shutil.rmtree(target)
     target.mkdir(parents=True)
     logger.info("resolving %s jars from Maven Central into %s", group, target)
-    cmd = [mvn, "-B", "-q", "-f", str(pom_path), f"-Dmaven.repo.local={cache / 'm2'}",
+    repo = os.environ.get(MAVEN_REPO_ENV) or cache / "m2"
+    cmd = [mvn, "-B", "-q", "-f", str(pom_path), f"-Dmaven.repo.local={repo}",
            "dependency:copy-dependencies", f"-DoutputDirectory={target}", "-DincludeScope=runtime"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=_MAVEN_TIMEOUT_S)
