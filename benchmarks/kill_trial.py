@@ -14,7 +14,9 @@ topic on the target (`smsrc.kill`, `mm2src.kill`):
 4. let it finish the copy, stop it cleanly (SIGTERM), then read the whole remote topic back.
 
 Figures per replicator: records lost (ids missing), duplicates (extra copies) in all and per kill (each
-duplicate charged to the kill whose restart wrote it), and per-partition order (see kill_analysis).
+duplicate charged to the kill whose restart wrote it), and per-partition order (see kill_analysis). The target
+is read as a consumer of committed records reads it (librdkafka's default `isolation.level`), so the
+exactly-once run (`exactly.once.support = required`, remote topic `eossrc.kill`) is judged as its users see it.
 
     python -m benchmarks.kill_trial                            # 300,000 records, 20 kills
     python -m benchmarks.kill_trial --records 30000 --kills 3  # small check, a few minutes
@@ -50,7 +52,8 @@ from sparkmirror.model import NewTopicSpec
 from sparkmirror.testing.kafka_cluster import start_clusters
 
 TOPIC = "kill"
-REPLICATORS = ("sparkmirror", "mm2")
+REPLICATORS = ("sparkmirror", "sparkmirror-exactly-once", "mm2")
+EXACTLY_ONCE_ALIAS = "eossrc"  # its own remote topic, `eossrc.kill`, read by a consumer of committed records
 POLL_S = 0.1
 GROWING_WINDOW_S = 0.5  # the target grew this recently: the copy is still running
 GIVE_UP_QUIET_S = 30.0  # after the last restart copied something, this long without a new record: done
@@ -325,6 +328,11 @@ def _load(source: str, args: argparse.Namespace) -> float:
 def _subject(name: str, source: str, target: str, args: argparse.Namespace, work: Path) -> Subject:
     if name == "mm2":
         return Subject("mm2", MirrorMakerRunner(source, target, args.cores, work))
+    if name == "sparkmirror-exactly-once":
+        runner = SparkmirrorRunner(source, target, args.cores, work, args.trigger, source_alias=EXACTLY_ONCE_ALIAS,
+                                   settings=f"{EXACTLY_ONCE_ALIAS}->tgt.exactly.once.support = required\n")
+        runner.name = name
+        return Subject(name, runner)
     runner = SparkmirrorRunner(source, target, args.cores, work, args.trigger)
     return Subject(runner.name, runner)
 

@@ -8,13 +8,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.measure import TreeSampler, Usage
 from sparkmirror import jars
 from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.kafka.groups import ConsumerGroups
 from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
 from sparkmirror.testing.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
 
@@ -158,9 +159,31 @@ def count_records(admin: ClusterAdmin, topics: dict[str, int]) -> int:
     return sum(high - low for parts in marks.values() for low, high in parts.values())
 
 
+def exactly_once_runner(source: str, target: str, cores: int, workdir: Path) -> SparkmirrorRunner:
+    """sparkmirror with `exactly.once.support = required`, into its own remote topics (`eossrc.<topic>`)."""
+    runner = SparkmirrorRunner(source, target, cores, workdir, source_alias="eossrc",
+                               settings="eossrc->tgt.exactly.once.support = required\n")
+    runner.name = "sparkmirror-exactly-once"
+    return runner
+
+
+EXACTLY_ONCE_POSITIONS = "__sparkmirror-positions-eossrc-tgt"  # FlowConfig.positions_group of eossrc->tgt
+
+
+def committed_positions(target: str, group: str) -> int:
+    """An exactly-once flow's copied records: the sum of the source offsets its transactions committed to its
+    positions group (the backlog starts at offset 0 and has no gaps; the remote topics' offsets count
+    transaction markers too)."""
+    offsets = ConsumerGroups("target", {"bootstrap.servers": target}).committed([group]).get(group, {})
+    return sum(offset for offset, _ in offsets.values())
+
+
 def measure_copy(runner: MirrorMakerRunner | SparkmirrorRunner, topics_regex: str, remote: dict[str, int],
-                 expected: int, target_admin: ClusterAdmin, timeout_s: float) -> Run:
-    """Start the replicator, wait until the remote topics hold exactly `expected` records, stop it."""
+                 expected: int, target_admin: ClusterAdmin, timeout_s: float,
+                 counter: Callable[[], int] | None = None) -> Run:
+    """Start the replicator, wait until the remote topics hold exactly `expected` records (as `counter` counts
+    them; by default their offsets), stop it."""
+    count = counter or (lambda: count_records(target_admin, remote))
     started = time.monotonic()
     proc = runner.start(topics_regex)
     sampler = TreeSampler(proc.pid)
@@ -168,7 +191,7 @@ def measure_copy(runner: MirrorMakerRunner | SparkmirrorRunner, topics_regex: st
     first = None
     try:
         while True:
-            copied = count_records(target_admin, remote)
+            copied = count()
             now = time.monotonic() - started
             if copied and first is None:
                 first = now
@@ -186,7 +209,7 @@ def measure_copy(runner: MirrorMakerRunner | SparkmirrorRunner, topics_regex: st
         if sampler.is_alive():
             sampler.stop()
         runner.stop()
-    final = count_records(target_admin, remote)
+    final = count()
     if final != expected:
         raise CopyIncomplete(f"{runner.name}: target holds {final} records, source {expected}")
     return Run(wall_s=round(wall, 2), first_record_s=round(first, 2) if first else None, usage=usage)

@@ -16,6 +16,7 @@ import platform
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,7 +24,16 @@ from benchmarks import dataset
 from benchmarks.latency import measure_latency
 from benchmarks.metrics_cost import markdown as metrics_cost_markdown
 from benchmarks.metrics_cost import run_metrics_cost
-from benchmarks.replicators import MirrorMakerRunner, Run, SparkmirrorRunner, measure_copy, measure_limit
+from benchmarks.replicators import (
+    EXACTLY_ONCE_POSITIONS,
+    MirrorMakerRunner,
+    Run,
+    SparkmirrorRunner,
+    committed_positions,
+    exactly_once_runner,
+    measure_copy,
+    measure_limit,
+)
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import NewTopicSpec
 from sparkmirror.testing.kafka_cluster import start_clusters
@@ -31,6 +41,7 @@ from sparkmirror.testing.kafka_cluster import start_clusters
 RESULTS = Path(__file__).parent / "results"
 MODES = ("throughput", "metrics", "latency", "scale")
 DEFAULT_MODES = ("throughput", "latency", "scale")  # `metrics` adds 2 x --metrics-reps copies: asked for by name
+RUNNERS = {"mm2": MirrorMakerRunner, "sparkmirror": SparkmirrorRunner, "sparkmirror-exactly-once": exactly_once_runner}
 QUICK = {"records": 50_000, "latency_seconds": 5.0, "scale_topics": 10, "scale_partitions": 5}
 
 
@@ -47,7 +58,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--scale-records", type=int, default=None, help="scale backlog (default: --records)")
     p.add_argument("--modes", default=",".join(DEFAULT_MODES),
                    help=f"comma list of {', '.join(MODES)} (default: {', '.join(DEFAULT_MODES)})")
-    p.add_argument("--replicators", default="mm2,sparkmirror", help="comma list of mm2, sparkmirror")
+    p.add_argument("--replicators", default="mm2,sparkmirror,sparkmirror-exactly-once",
+                   help=f"comma list of {', '.join(RUNNERS)}")
     p.add_argument("--latency-triggers", default="micro-batch,real-time",
                    help="sparkmirror trigger modes measured in latency mode (comma list)")
     p.add_argument("--metrics-reps", type=int, default=2,
@@ -62,7 +74,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                 setattr(args, key, value)
     args.modes = [m for m in args.modes.split(",") if m]
     args.replicators = [r for r in args.replicators.split(",") if r]
-    unknown = set(args.modes) - set(MODES) | set(args.replicators) - {"mm2", "sparkmirror"}
+    unknown = set(args.modes) - set(MODES) | set(args.replicators) - set(RUNNERS)
     if unknown:
         p.error(f"unknown mode or replicator: {', '.join(sorted(unknown))}")
     if "metrics" in args.modes and ("sparkmirror" not in args.replicators or args.metrics_reps < 1):
@@ -109,9 +121,18 @@ def run_throughput(args: argparse.Namespace, src: str, tgt: str, runners: dict, 
     for name, runner in runners.items():
         log(f"{name}: replicating the backlog")
         remote = {f"{runner.source_alias}.bench": args.partitions}
-        run = measure_copy(runner, "bench", remote, args.records, tgt_admin, timeout_for(args.records))
+        run = measure_copy(runner, "bench", remote, args.records, tgt_admin, timeout_for(args.records),
+                           copied_counter(name, tgt))
         result["replicators"].setdefault(name, {}).update(figures(run, args.records, args.record_size))
         log(f"{name}: {result['replicators'][name]}")
+
+
+def copied_counter(name: str, target: str) -> Callable[[], int] | None:
+    """How a replicator's copied records are counted: the exactly-once run's remote topics hold transaction
+    markers too, so its committed positions count them; the others' offsets do."""
+    if name != "sparkmirror-exactly-once":
+        return None
+    return lambda: committed_positions(target, EXACTLY_ONCE_POSITIONS)
 
 
 def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
@@ -148,7 +169,8 @@ def run_scale(args: argparse.Namespace, src: str, tgt: str, runners: dict, resul
     for name, runner in runners.items():
         log(f"{name}: replicating {len(topics) * args.scale_partitions} partitions")
         remote = {f"{runner.source_alias}.{t}": args.scale_partitions for t in topics}
-        run = measure_copy(runner, "scale-.*", remote, args.scale_records, tgt_admin, timeout_for(args.scale_records))
+        run = measure_copy(runner, "scale-.*", remote, args.scale_records, tgt_admin, timeout_for(args.scale_records),
+                           copied_counter(name, tgt))
         result["scale"][name] = figures(run, args.scale_records, args.record_size)
         log(f"{name}: {result['scale'][name]}")
 
@@ -170,6 +192,9 @@ def ratios(result: dict) -> None:
         result["throughput_ratio_vs_mm2"] = round(sm / reps["mm2"]["records_per_s"], 3)
     if sm and reps.get("limit", {}).get("records_per_s"):
         result["throughput_ratio_vs_limit"] = round(sm / reps["limit"]["records_per_s"], 3)
+    once = reps.get("sparkmirror-exactly-once", {}).get("records_per_s")
+    if sm and once:
+        result["exactly_once_throughput_ratio_vs_at_least_once"] = round(once / sm, 3)
     mm2_p99 = reps.get("mm2", {}).get("p99_ms")
     sm_p99 = [row["p99_ms"] for name, row in reps.items() if name.startswith("sparkmirror") and row.get("p99_ms")]
     if mm2_p99 and sm_p99:  # sparkmirror's best trigger mode against MM2, same run
@@ -195,7 +220,8 @@ def markdown(result: dict) -> str:
         lines += ["", f"### scale ({result['parameters']['scale_topics']} topics x "
                       f"{result['parameters']['scale_partitions']} partitions)", *table(result["scale"])]
     lines += [*metrics_cost_markdown(result), ""]
-    for key in ("throughput_ratio_vs_mm2", "throughput_ratio_vs_limit", "scale_throughput_ratio_vs_mm2",
+    for key in ("throughput_ratio_vs_mm2", "throughput_ratio_vs_limit",
+                "exactly_once_throughput_ratio_vs_at_least_once", "scale_throughput_ratio_vs_mm2",
                 "latency_p99_ratio_vs_mm2", "metrics_on_off_ratio"):
         if key in result:
             lines.append(f"- {key}: {result[key]}")
@@ -215,8 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     src, tgt = (c.bootstrap_servers for c in clusters)
     try:
         with tempfile.TemporaryDirectory(prefix="sparkmirror-bench-") as work:
-            classes = {"mm2": MirrorMakerRunner, "sparkmirror": SparkmirrorRunner}
-            runners = {name: classes[name](src, tgt, args.cores, Path(work)) for name in args.replicators}
+            runners = {name: RUNNERS[name](src, tgt, args.cores, Path(work)) for name in args.replicators}
             for mode, fn in (("throughput", run_throughput), ("metrics", run_metrics), ("latency", run_latency),
                              ("scale", run_scale)):
                 if mode in args.modes:

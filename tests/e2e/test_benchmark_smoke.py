@@ -21,19 +21,20 @@ def test_quick_benchmark_reports_every_field(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     [path] = list(tmp_path.glob("bench-*-quick.json"))
     report = json.loads(path.read_text())
-    for name in ("limit", "mm2", "sparkmirror"):
+    for name in ("limit", "mm2", "sparkmirror", "sparkmirror-exactly-once"):
         for field in PER_REPLICATOR:
             assert isinstance(report["replicators"][name][field], int | float), (name, field)
-    for name in ("mm2", "sparkmirror", "sparkmirror-real-time"):  # latency: each trigger mode of sparkmirror
+    for name in ("mm2", "sparkmirror", "sparkmirror-real-time", "sparkmirror-exactly-once"):  # latency: each mode
         for field in LATENCY:
             assert report["replicators"][name][field] >= 0, (name, field)
         assert report["replicators"][name]["latency_cpu_s_per_million_records"] > 0, name
-    for name in ("mm2", "sparkmirror"):
+    for name in ("mm2", "sparkmirror", "sparkmirror-exactly-once"):
         assert report["replicators"][name]["cpu_s_per_million_records"] > 0, name
         for field in PER_REPLICATOR:
             assert report["scale"][name][field] > 0, (name, field)
     assert report["throughput_ratio_vs_mm2"] > 0
     assert report["throughput_ratio_vs_limit"] > 0
+    assert report["exactly_once_throughput_ratio_vs_at_least_once"] > 0
     assert report["scale_throughput_ratio_vs_mm2"] > 0 and report["latency_p99_ratio_vs_mm2"] > 0
     assert report["machine"]["cores"] >= 1 and report["machine"]["memory_gib"] > 0
     assert report["parameters"]["records"] == 3000

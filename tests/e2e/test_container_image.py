@@ -23,13 +23,12 @@ import pytest
 
 from sparkmirror.jars import cache_dir
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.testing import watchdog
 from sparkmirror.testing.kafka_cluster import free_port
-from sparkmirror.testing.records import produce, read_all
+from sparkmirror.testing.records import read_all
 
 from . import dockerfile
-from .test_run_cli import copied, wait_for, write_config
+from .test_run_cli import backlog, copied, wait_for, write_config
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDS = 2000
@@ -161,12 +160,7 @@ def spark_properties(args: list[str], master: str) -> dict[str, str]:
 
 def test_driver_mode_runs_sparkmirror_as_the_driver_pod_does(image, clusters, tmp_path, unique):
     topic = f"image-{unique}"
-    assert ClusterAdmin("A", {"bootstrap.servers": clusters.source}).create_topics(
-        [NewTopicSpec(topic, PARTITIONS, 1)])[topic] is None
-    now = int(time.time() * 1000)
-    sent = [KafkaRecord(i % PARTITIONS, -1, f"k{i}".encode(), f"{unique}-{i}".encode(), (), 0, now - RECORDS + i)
-            for i in range(RECORDS)]
-    assert produce(clusters.source, topic, sent) == RECORDS
+    sent = backlog(clusters.source, topic, PARTITIONS, RECORDS, unique)
     config = write_config(tmp_path / "mm2.properties", clusters.source, clusters.target, topic)
     args = submit_args(image)
     conf_dir = tmp_path / "conf"  # Spark mounts the pod's properties at $SPARK_CONF_DIR/spark.properties

@@ -21,7 +21,7 @@ from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.testing.records import produce, read_all
 from sparkmirror.testing.spark_cluster import LocalSparkCluster, WorkerSpec
 
-from .test_run_cli import copied, wait_for, write_config
+from .test_run_cli import backlog, copied, wait_for, write_config
 from .test_spark_cluster_run import CLUSTER_SETTINGS
 
 RECORDS = 300_000  # one batch of two long tasks (one per executor): the kill lands inside one of them
@@ -52,12 +52,7 @@ def on_target(bootstrap: str, topic: str) -> int:
 
 def test_a_worker_killed_mid_copy_loses_nothing(clusters, start_cli, tmp_path, unique):
     topic = f"loss-{unique}"
-    assert ClusterAdmin("A", {"bootstrap.servers": clusters.source}).create_topics(
-        [NewTopicSpec(topic, PARTITIONS, 1)])[topic] is None
-    now = int(time.time() * 1000)
-    sent = [KafkaRecord(i % PARTITIONS, -1, f"k{i}".encode(), f"{unique}-{i}".encode(), (), 0, now - RECORDS + i)
-            for i in range(RECORDS)]
-    assert produce(clusters.source, topic, sent) == RECORDS
+    sent = backlog(clusters.source, topic, PARTITIONS, RECORDS, unique)
     remote = f"A.{topic}"
     with LocalSparkCluster(f"loss-{unique}") as cluster:
         path = tmp_path / "mm2.properties"

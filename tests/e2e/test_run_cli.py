@@ -32,6 +32,18 @@ def write_config(path, source: str, target: str, topics: str, extra: str = "") -
     return str(path)
 
 
+def backlog(source: str, topic: str, partitions: int, records: int, tag: str) -> list[KafkaRecord]:
+    """A new topic on `source` holding `records` records (key `k<i>`, value `<tag>-<i>`, round robin over its
+    partitions, recent timestamps); returns them as sent."""
+    created = ClusterAdmin("A", {"bootstrap.servers": source}).create_topics([NewTopicSpec(topic, partitions, 1)])
+    assert created[topic] is None, created
+    now = int(time.time() * 1000)
+    sent = [KafkaRecord(i % partitions, -1, f"k{i}".encode(), f"{tag}-{i}".encode(), (), 0, now - records + i)
+            for i in range(records)]
+    assert produce(source, topic, sent) == records
+    return sent
+
+
 def copied(target: ClusterAdmin, topic: str, partitions: int = PARTITIONS) -> int:
     """Records in `topic` on `target` (0 before it exists), duplicates included."""
     if topic not in target.topic_partitions():

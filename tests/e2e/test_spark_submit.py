@@ -10,19 +10,17 @@ import os
 import shlex
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from sparkmirror.jars import pyspark_jars_dir
 from sparkmirror.kafka.admin import ClusterAdmin
-from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.testing import watchdog
-from sparkmirror.testing.records import produce, read_all
+from sparkmirror.testing.records import read_all
 
 from .conftest import cli_command
-from .test_run_cli import copied, wait_for, write_config
+from .test_run_cli import backlog, copied, wait_for, write_config
 from .test_spark_cluster_run import CLUSTER_SETTINGS
 
 RECORDS = 2000
@@ -70,12 +68,7 @@ def python_driver(submit_pid: int) -> int:
 
 def test_spark_submit_runs_sparkmirror_on_the_cluster_it_names(clusters, spark_cluster, submit, tmp_path, unique):
     topic = f"submitted-{unique}"
-    assert ClusterAdmin("A", {"bootstrap.servers": clusters.source}).create_topics(
-        [NewTopicSpec(topic, PARTITIONS, 1)])[topic] is None
-    now = int(time.time() * 1000)
-    sent = [KafkaRecord(i % PARTITIONS, -1, f"k{i}".encode(), f"{unique}-{i}".encode(), (), 0, now - RECORDS + i)
-            for i in range(RECORDS)]
-    assert produce(clusters.source, topic, sent) == RECORDS
+    sent = backlog(clusters.source, topic, PARTITIONS, RECORDS, unique)
     path = tmp_path / "mm2.properties"
     write_config(path, clusters.source, clusters.target, topic, f"spark.master = local[2]\n{CLUSTER_SETTINGS}")
     executors_before = [set(d.glob("app-*/*")) for d in spark_cluster.worker_dirs]

@@ -213,6 +213,8 @@ class FakeClients:
         self.admins: list[tuple[str, dict]] = []
         self.group_admins: list[tuple[str, dict]] = []
         self.read_alls: list[tuple[str, str, dict]] = []  # (alias, topic, settings)
+        self.transaction_probes: list[tuple[str, str]] = []  # (alias, transactional id)
+        self.transactions_refused: dict[str, str] = {}  # alias -> the problem its probe reports
 
     def admin(self, alias: str, settings) -> FakeCluster:
         self.admins.append((alias, dict(settings)))
@@ -236,6 +238,10 @@ class FakeClients:
 
     def has_records(self, settings, topic: str, partition: int, start: int, end: int) -> bool:
         return start < end
+
+    def transactions_problem(self, alias: str, settings, transactional_id: str) -> str | None:
+        self.transaction_probes.append((alias, transactional_id))
+        return self.transactions_refused.get(alias)
 
     def oldest_records(self, settings, ranges, timeout_s: float) -> dict[tuple[str, int], int | None]:
         self.probed.append(dict(ranges))

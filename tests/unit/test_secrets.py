@@ -248,6 +248,8 @@ def test_the_jvm_writer_spec_repr_leaves_out_client_settings(secrets_file: Path)
     from sparkmirror.pipeline.flow import WriterSpec
 
     flow = load_config(secrets_file).flow("B", "A")
-    spec = WriterSpec("channel", "A", dict(flow.target_producer), {"t": "B.t"}, source_admin=dict(flow.source_admin))
+    spec = WriterSpec("channel", "A", dict(flow.target_producer), {"t": "B.t"}, source_admin=dict(flow.source_admin),
+                      exactly_once={"transactional_id": "x", "positions_group": "g", "admin": dict(flow.target_admin)})
     assert CANARY in spec.to_json()  # the writer gets them
+    assert CANARY in str(json.loads(spec.to_json())["exactly_once"]["admin"])  # the target's, for its positions
     assert_no_canary(repr(spec), str(spec))

@@ -66,8 +66,10 @@ def _is_flow_setting(rest: str) -> bool:
 
 
 def _is_cluster_setting(rest: str) -> bool:
-    """What a cluster reads after `A.`: client settings for all its clients, or for one role."""
-    return keys.is_client_key(rest) or rest.startswith(tuple(f"{r}." for r in keys.CLIENT_ROLES))
+    """What a cluster reads after `A.`: client settings for all its clients, or for one role, and, as a target,
+    Connect's exactly-once switch."""
+    return keys.is_client_key(rest) or rest.startswith(tuple(f"{r}." for r in keys.CLIENT_ROLES)) \
+        or rest == keys.EXACTLY_ONCE_SOURCE_SUPPORT
 
 
 def _is_top_level_setting(key: str) -> bool:
@@ -243,10 +245,20 @@ class _Builder:
             reset: str | ConfigError = reset_policy(consumer, consumer.origin)
         except ConfigError as exc:  # refused when the flow is about to run (it may be disabled, or never run)
             reset = exc
-        flow = FlowConfig(source=source, target=target, **settings, **clients, _reset_policy=reset)
+        flow = FlowConfig(source=source, target=target, **settings, **clients, _reset_policy=reset,
+                          exactly_once_source_support=self._exactly_once_source_support(target))
         r.plugin_classes()
         r.offset_syncs_consistency(flow)
         return flow
+
+    def _exactly_once_source_support(self, target: str) -> str:
+        """`<target>.exactly.once.source.support`: where MM2 reads Connect's worker switch for a target cluster."""
+        key = f"{target}.{keys.EXACTLY_ONCE_SOURCE_SUPPORT}"
+        value = self.v.get(key, "disabled").strip().lower()
+        if value not in keys.EXACTLY_ONCE_SOURCE_VALUES:
+            self.problem(key, f"'{self.shown(key)}' is not one of {', '.join(keys.EXACTLY_ONCE_SOURCE_VALUES)}")
+            return "disabled"
+        return value
 
     def _clients(self, conn: Mapping[str, Sourced], target: str, location: str) -> dict[str, ClientSettings]:
         """Each client of the flow, resolved as MM2 resolves that client and translated for its role."""

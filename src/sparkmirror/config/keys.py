@@ -38,6 +38,9 @@ EMIT_OFFSET_SYNCS_ENABLED = "emit.offset-syncs.enabled"
 OFFSET_LAG_MAX = "offset.lag.max"
 HEARTBEATS_REPLICATION_ENABLED = "heartbeats.replication.enabled"
 EXACTLY_ONCE_SUPPORT = "exactly.once.support"
+# Connect's worker switch for exactly-once source tasks, MM2's per target cluster: `B.exactly.once.source.support`.
+EXACTLY_ONCE_SOURCE_SUPPORT = "exactly.once.source.support"
+EXACTLY_ONCE_SOURCE_VALUES = ("disabled", "preparing", "enabled")
 TASKS_MAX = "tasks.max"
 CONSUMER_POLL_TIMEOUT_MS = "consumer.poll.timeout.ms"
 ADMIN_TIMEOUT_MS = "admin.timeout.ms"
@@ -125,7 +128,7 @@ CONNECT_CONNECTOR_KEYS = frozenset({
     "name", "connector.class", "tasks.max.enforce", "key.converter", "value.converter", "header.converter",
     "transforms", "predicates", "config.action.reload", "errors.retry.timeout", "errors.retry.delay.max.ms",
     "errors.tolerance", "errors.log.enable", "errors.log.include.messages", "metric.reporters",
-    "exactly.once.source.support", "transaction.boundary", "transaction.boundary.interval.ms",
+    "transaction.boundary", "transaction.boundary.interval.ms",
     "offsets.storage.topic", "topic.creation.groups", "source.cluster.alias", "target.cluster.alias",
     "dedicated.mode.enable.internal.rest", "listeners",
 })

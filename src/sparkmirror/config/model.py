@@ -83,6 +83,8 @@ class FlowConfig:
     metric_names_formats: str  # legacy | new | legacy,new (MM2 4.3, KIP-1280)
     # source_consumer's auto.offset.reset, checked once at load; its ConfigError when it cannot start a flow
     _reset_policy: str | ConfigError = field(repr=False, compare=False)
+    # The target cluster's `exactly.once.source.support` (Connect's worker switch, as MM2 reads it per target)
+    exactly_once_source_support: str = field(default="disabled", compare=False)
 
     @property
     def name(self) -> str:
@@ -137,6 +139,25 @@ class FlowConfig:
         """The consumer settings that read the offset syncs back (MM2's offsetSyncsTopicConsumerConfig): the
         source's consumer or the target's, by `offset-syncs.topic.location`."""
         return self.source_consumer if self.offset_syncs_topic_location == "source" else self.target_consumer
+
+    @property
+    def exactly_once(self) -> bool:
+        """Records, with the positions they move, commit in transactions on the target: asked for by the target's
+        `exactly.once.source.support = enabled` (MM2's switch; at least once if the target cannot) or the flow's
+        `exactly.once.support = required` (the flow does not start if the target cannot)."""
+        return self.exactly_once_support == "required" or self.exactly_once_source_support == "enabled"
+
+    @property
+    def transactional_id_prefix(self) -> str:
+        """The record path's transactional ids on the target: this and a task's number, stable across attempts
+        and restarts, so a new attempt fences the one before (as MM2's `<group>-<connector>-<task>`)."""
+        return f"sparkmirror-{self.source}-{self.target}"
+
+    @property
+    def positions_group(self) -> str:
+        """The target's group whose offsets, committed in the record path's transactions, are the next source
+        offset of each remote partition (`__` keeps it out of MM2's default `groups.exclude`)."""
+        return f"__sparkmirror-positions-{self.source}-{self.target}"
 
     @property
     def checkpoints_topic(self) -> str:

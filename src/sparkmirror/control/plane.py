@@ -23,6 +23,7 @@ from sparkmirror.control.heartbeats import HeartbeatEmitter
 from sparkmirror.control.lag_meter import LagMeter, Positions
 from sparkmirror.control.ports import AclLedger, Clients, LogWriter, TopicAdmin
 from sparkmirror.control.topic_sync import create_internal_topic
+from sparkmirror.errors import AdminOperationError
 from sparkmirror.model import PartitionSummary
 from sparkmirror.offsets.syncs import sync_records
 
@@ -54,6 +55,7 @@ class FlowControl:
         self._syncs_writer: LogWriter | None = None
         self.heartbeats = HeartbeatEmitter(flow, target, clients, clock)
         self.checkpointer: Checkpointer | None = None
+        self.exactly_once = False  # decided by start(): transactions asked for and possible on the target
         self.acls = AclSync(lambda: self.flow, source, target, acl_ledger or MemoryLedger(), remote_topics)
         # An admin client of its own: the lag meter runs on another thread than the other jobs' clients.
         self.lag = LagMeter(flow, clients.admin(flow.source, {**flow.source_admin.rdkafka,
@@ -65,6 +67,7 @@ class FlowControl:
         The checkpointer starts here too, before any query: a flow that cannot checkpoint does not start.
         """
         flow = self.flow
+        self.exactly_once = self._exactly_once()
         if flow.emit_offset_syncs_enabled:
             admin = self.source if flow.offset_syncs_cluster == flow.source else self.target
             create_internal_topic(admin, flow.offset_syncs_topic, flow.offset_syncs_topic_replication_factor,
@@ -74,6 +77,29 @@ class FlowControl:
         if flow.emit_heartbeats.enabled:
             self.heartbeats.start()
         self._ensure_checkpointer()
+
+    def _exactly_once(self) -> bool:
+        """Whether the record path writes in transactions: asked for, and the target can. `required` that cannot
+        stops the start; MM2's switch (`<target>.exactly.once.source.support = enabled`) falls back to at least
+        once with a warning, as MM2 runs a connector that cannot do exactly once when it is only requested."""
+        flow = self.flow
+        if not flow.exactly_once:
+            return False
+        required = flow.exactly_once_support == "required"
+        asked = (f"{keys.EXACTLY_ONCE_SUPPORT} = required" if required
+                 else f"{flow.target}.{keys.EXACTLY_ONCE_SOURCE_SUPPORT} = enabled")
+        if flow.trigger_mode == keys.TRIGGER_MODES[1]:  # `required` with it is refused when the file is loaded
+            logger.warning("flow %s: %s, but its trigger mode is real-time, whose tasks never end (and so would "
+                           "their transactions): replicating at least once", flow.name, asked)
+            return False
+        problem = self._clients.transactions_problem(flow.target, flow.target_producer.rdkafka,
+                                                     f"{flow.transactional_id_prefix}-probe")
+        if problem is None:
+            return True
+        if required:
+            raise AdminOperationError(flow.target, f"flow {flow.name} with {asked}: a transaction", problem)
+        logger.warning("flow %s: %s, but %s; replicating at least once", flow.name, asked, problem)
+        return False
 
     def jobs(self) -> list[Job]:
         flow = self.flow

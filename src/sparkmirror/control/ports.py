@@ -119,6 +119,10 @@ class Clients(Protocol):
         """Whether offsets [start, end) of a partition hold a record (not only transaction markers)."""
         ...
 
+    def transactions_problem(self, alias: str, settings: Mapping[str, str], transactional_id: str) -> str | None:
+        """None when cluster `alias` can run a transaction for `transactional_id`, else what to fix."""
+        ...
+
     def oldest_records(self, settings: Mapping[str, str], ranges: Mapping[tuple[str, int], tuple[int, int]],
                        timeout_s: float) -> Mapping[tuple[str, int], int | None]:
         """Per (topic, partition) -> [start, end): the timestamp of the first record in the range, None when it

@@ -59,6 +59,8 @@ class WriterSpec:
     producer_slots: int = 1  # producers per JVM for this configuration: tasks take slot = partition % this
     source_admin: Mapping[str, str] | None = field(default=None, repr=False)  # Java admin settings of the source
     source_topic_ids: Mapping[str, str] | None = None  # source topic -> id when planned: a re-created topic fails
+    # Exactly once: transactional_id (the tasks' prefix), positions_group and admin (the target's Java settings)
+    exactly_once: Mapping[str, object] | None = field(default=None, repr=False)
 
     def to_json(self, driver: Mapping[str, object] | None = None, report_interval_ms: int = 0) -> str:
         """`driver`: on a cluster, the endpoint of the driver's channel server (host, port, token) that the
@@ -70,6 +72,7 @@ class WriterSpec:
                            "source_admin": None if self.source_admin is None else dict(self.source_admin),
                            "source_topic_ids": dict(self.source_topic_ids or {}),
                            "remote_topics": dict(self.remote_topics),
+                           "exactly_once": None if self.exactly_once is None else dict(self.exactly_once),
                            "provenance": None if self.provenance is None else
                            {"source": self.provenance[0], "target": self.provenance[1]}})
 

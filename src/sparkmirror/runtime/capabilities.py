@@ -10,7 +10,8 @@ from sparkmirror.config.model import FlowConfig
 def cannot_honour(flow: FlowConfig) -> list[str]:
     """Settings that would change the delivery guarantee if ignored: the flow must not start."""
     problems = []
-    if flow.exactly_once_support == "required":
-        problems.append(f"{flow.name}: {keys.EXACTLY_ONCE_SUPPORT} = required, but this version replicates "
-                        f"at least once; set it to 'requested' (or remove it) to run with at-least-once delivery")
+    if flow.exactly_once_support == "required" and flow.trigger_mode == keys.TRIGGER_MODES[1]:
+        problems.append(f"{flow.name}: {keys.EXACTLY_ONCE_SUPPORT} = required with {keys.TRIGGER_MODE} = real-time: "
+                        f"a Real-Time Mode task never ends, so its transaction would hold every record from "
+                        f"consumers that read committed records; set {flow.name}.{keys.TRIGGER_MODE} = micro-batch")
     return problems

@@ -12,6 +12,7 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.groups import ConsumerGroups
 from sparkmirror.kafka.internal_log import InternalRecord, InternalTopicReader, InternalTopicWriter, read_internal_topic
 from sparkmirror.kafka.records import has_records_between, oldest_records
+from sparkmirror.kafka.transactions import transactions_problem
 
 
 class KafkaClients:
@@ -39,6 +40,9 @@ class KafkaClients:
     def has_records(self, settings: Mapping[str, str], topic: str, partition: int, start: int, end: int) -> bool:
         """Whether offsets [start, end) of a source partition hold a record (not only transaction markers)."""
         return has_records_between(dict(settings), topic, partition, start, end)
+
+    def transactions_problem(self, alias: str, settings: Mapping[str, str], transactional_id: str) -> str | None:
+        return transactions_problem(alias, settings, transactional_id)
 
     def oldest_records(self, settings: Mapping[str, str], ranges: Mapping[tuple[str, int], tuple[int, int]],
                        timeout_s: float) -> dict[tuple[str, int], int | None]:

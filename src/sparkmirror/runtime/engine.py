@@ -20,6 +20,7 @@ from sparkmirror.config.model import FlowConfig
 from sparkmirror.errors import PipelineError
 from sparkmirror.model import PartitionSummary
 from sparkmirror.pipeline import options
+from sparkmirror.policy.delivery import EXACTLY_ONCE_MAX_OFFSETS, TRANSACTION_TIMEOUT_MS
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ class QueryRequest:
     on_batch: BatchListener = field(compare=False)
     until_caught_up: bool = False
     other_real_time_slots: int = 0  # task slots the process's other Real-Time Mode queries hold
+    exactly_once: bool = False  # write in transactions with the positions (FlowControl decided it can)
 
 
 def trigger_of(flow: FlowConfig) -> options.TriggerSpec:
@@ -142,12 +144,19 @@ class SparkEngine:
                 raise PipelineError(problem)
         producer = options.producer_settings(dict(flow.target_producer), request.max_message_bytes,
                                              flow.target_producer.origin)
-        source = options.source_options(flow.source_consumer, request.offsets, flow.max_offsets_per_trigger,
+        if request.exactly_once:  # a task's transaction spans its part of a batch: both are bounded
+            producer = {"transaction.timeout.ms": str(TRANSACTION_TIMEOUT_MS), **producer}
+        max_offsets = flow.max_offsets_per_trigger or (EXACTLY_ONCE_MAX_OFFSETS if request.exactly_once
+                                                       else None)
+        source = options.source_options(flow.source_consumer, request.offsets, max_offsets,
                                         flow.source_consumer.origin, trigger.mode == options.REAL_TIME)
         tasks = flow.tasks_max or os.cpu_count() or 1
         writer = WriterSpec(request.channel, flow.target, producer, dict(request.remote_topics),
                             (flow.source, flow.target) if flow.provenance_enabled else None, producer_slots=tasks,
-                            source_admin=dict(flow.source_admin), source_topic_ids=dict(request.topic_ids))
+                            source_admin=dict(flow.source_admin), source_topic_ids=dict(request.topic_ids),
+                            exactly_once={"transactional_id": flow.transactional_id_prefix,
+                                          "positions_group": flow.positions_group,
+                                          "admin": dict(flow.target_admin)} if request.exactly_once else None)
         replication = ReplicationFlow(spark, flow.name, source, writer, request.checkpoint_dir, request.on_batch,
                                       trigger, max_tasks=tasks)
         return SparkQuery(replication.start(until_caught_up=request.until_caught_up), replication.pump, flow.name)

@@ -25,11 +25,13 @@ def produce(bootstrap_servers: str, topic: str, records: Iterable[KafkaRecord]) 
                             f"{[str(e) for e in failed.errors[:3]]}") from None
 
 
-def read_all(bootstrap_servers: str, topic: str, partitions: int,
-             timeout_s: float = READ_TIMEOUT_S) -> dict[int, list[KafkaRecord]]:
-    """Every record of every partition, from the beginning to the end offsets seen at the start."""
+def read_all(bootstrap_servers: str, topic: str, partitions: int, timeout_s: float = READ_TIMEOUT_S,
+             committed_only: bool = True) -> dict[int, list[KafkaRecord]]:
+    """Every record of every partition, from the beginning to the end offsets seen at the start; with
+    `committed_only` False, those of aborted and open transactions too."""
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"sparkmirror-read-{time.time_ns()}",
-                         "enable.auto.commit": "false", "isolation.level": "read_committed"})
+                         "enable.auto.commit": "false",
+                         "isolation.level": "read_committed" if committed_only else "read_uncommitted"})
     try:
         ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1]
                 for p in range(partitions)}
@@ -64,3 +66,19 @@ def commit_offsets(bootstrap_servers: str, group: str, offsets: dict[tuple[str, 
         consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
     finally:
         consumer.close()
+
+
+def open_transactions(bootstrap_servers: str, topic: str, partitions: int,
+                      timeout_s: float = READ_TIMEOUT_S) -> list[int]:
+    """The partitions holding records of a transaction neither committed nor aborted: their last stable offset
+    (the end a consumer reading committed records sees) is below their high watermark."""
+    ends: dict[str, dict[int, int]] = {}
+    for isolation in ("read_committed", "read_uncommitted"):
+        consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"sparkmirror-lso-{time.time_ns()}",
+                             "enable.auto.commit": "false", "isolation.level": isolation})
+        try:
+            ends[isolation] = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1]
+                               for p in range(partitions)}
+        finally:
+            consumer.close()
+    return [p for p in range(partitions) if ends["read_committed"][p] < ends["read_uncommitted"][p]]

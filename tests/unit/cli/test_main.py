@@ -77,13 +77,23 @@ def test_run_without_an_enabled_flow_for_the_listed_targets_is_a_config_error():
     assert "no flow is enabled with a target in --clusters primary" in result.stderr
 
 
-def test_exactly_once_required_is_refused_before_anything_starts(tmp_path):
+def test_exactly_once_required_is_valid(tmp_path):
     path = tmp_path / "eos.properties"
     path.write_text("clusters = A, B\nA.bootstrap.servers = a:1\nB.bootstrap.servers = b:1\n"
                     "A->B.enabled = true\nA->B.exactly.once.support = required\n")
     result = invoke("validate", str(path))
+    assert result.exit_code == 0, result.stderr
+
+
+def test_exactly_once_in_real_time_mode_is_refused_before_anything_starts(tmp_path):
+    path = tmp_path / "eos.properties"
+    path.write_text("clusters = A, B\nA.bootstrap.servers = a:1\nB.bootstrap.servers = b:1\n"
+                    "A->B.enabled = true\nA->B.exactly.once.support = required\n"
+                    "A->B.sparkmirror.trigger.mode = real-time\n")
+    result = invoke("validate", str(path))
     assert result.exit_code == 2
-    assert "A->B: exactly.once.support = required, but this version replicates at least once" in result.stderr
+    assert "A->B: exactly.once.support = required with sparkmirror.trigger.mode = real-time" in result.stderr
+    assert "set A->B.sparkmirror.trigger.mode = micro-batch" in result.stderr
 
 
 def test_validate_reads_the_trust_and_key_stores_librdkafka_will_need():

@@ -29,7 +29,7 @@ def test_every_other_flowconfig_field_is_a_client_or_derived():
     clients = {f.name for f in dataclasses.fields(FlowConfig) if f.type in ("ClientSettings", ClientSettings)}
     derived = {f.name for f in dataclasses.fields(FlowConfig) if not f.compare}
     assert others == {"source", "target"} | clients | derived
-    assert derived == {"_reset_policy"}
+    assert derived == {"_reset_policy", "exactly_once_source_support"}  # the latter: a cluster's, not a flow's
 
 
 def test_a_file_without_flow_settings_gives_the_tables_defaults():

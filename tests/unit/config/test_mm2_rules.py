@@ -112,6 +112,21 @@ def test_top_level_exactly_once_support_is_ignored_as_mm2_ignores_it():
     assert [w.split(" (")[0] for w in config.warnings] == ["exactly.once.support"]
 
 
+def test_exactly_once_is_asked_for_by_the_targets_worker_switch_or_a_flows_required():
+    config = load(TWO + "b.exactly.once.source.support = enabled\nexactly.once.source.support = enabled\n")
+    assert config.flow("a", "b").exactly_once and not config.flow("b", "a").exactly_once  # per target, as MM2
+    assert config.unused_keys == ("exactly.once.source.support",)  # MM2 ignores the worker switch at the top level
+    assert not load(TWO + "b.exactly.once.source.support = preparing\n").flow("a", "b").exactly_once
+    assert load(TWO + "a->b.exactly.once.support = required\n").flow("a", "b").exactly_once
+    assert not load(TWO).flow("a", "b").exactly_once
+
+
+def test_an_unknown_exactly_once_source_support_is_a_problem():
+    with pytest.raises(ConfigError, match=r"b.exactly.once.source.support.*'on' is not one of disabled, preparing, "
+                                          r"enabled"):
+        load(TWO + "b.exactly.once.source.support = on\n")
+
+
 # -- MM2's own timeouts --------------------------------------------------------------------------------------
 def test_mm2s_own_timeouts_reach_no_client():
     config = load(TWO + "admin.timeout.ms = 30000\nconsumer.poll.timeout.ms = 500\n"

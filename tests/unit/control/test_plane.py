@@ -53,6 +53,44 @@ def test_a_refused_internal_topic_fails_the_start():
         plane.start()
 
 
+def test_an_exactly_once_flow_asks_the_target_for_a_transaction_before_anything_else():
+    plane, a, b, clients = control("A->B.exactly.once.support = required\n")
+    clients.transactions_refused["B"] = "cluster 'B' refused transactional id 'x': grant WRITE"
+    with pytest.raises(AdminOperationError, match=r"exactly.once.support = required: a transaction on cluster 'B' "
+                                                  r"failed: cluster 'B' refused transactional id 'x': grant WRITE"):
+        plane.start()
+    assert clients.transaction_probes == [("B", "sparkmirror-A-B-probe")]  # beside the tasks' ids: fences none
+    assert a.created == [] and b.created == []
+    del clients.transactions_refused["B"]
+    plane.start()
+    assert len(clients.transaction_probes) == 2 and b.created and plane.exactly_once
+
+
+def test_an_at_least_once_flow_asks_for_no_transaction():
+    plane, _, _, clients = control()
+    plane.start()
+    assert clients.transaction_probes == [] and not plane.exactly_once
+
+
+def test_the_targets_worker_switch_falls_back_to_at_least_once_when_the_target_cannot(caplog):
+    plane, _, b, clients = control("B.exactly.once.source.support = enabled\n")
+    clients.transactions_refused["B"] = "cluster 'B' did not coordinate a transaction"
+    plane.start()
+    assert not plane.exactly_once and b.created  # started, at least once
+    assert "A->B: B.exactly.once.source.support = enabled, but cluster 'B' did not coordinate a transaction; " \
+           "replicating at least once" in caplog.text
+    del clients.transactions_refused["B"]
+    plane.start()
+    assert plane.exactly_once
+
+
+def test_real_time_mode_with_the_worker_switch_replicates_at_least_once(caplog):
+    plane, _, _, clients = control("B.exactly.once.source.support = enabled\nsparkmirror.trigger.mode = real-time\n")
+    plane.start()
+    assert not plane.exactly_once and clients.transaction_probes == []
+    assert "its trigger mode is real-time" in caplog.text
+
+
 def test_reports_become_offset_syncs_with_their_links():
     plane, a, _, _ = control()
     plane.start()

@@ -8,10 +8,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -30,6 +33,10 @@ import org.apache.spark.sql.Row;
  * order); acknowledged records are reported to the flow's {@link ReportChannel} as exact offset syncs and
  * the partition's next upstream offset, which is what moves the flow's positions. A record is never
  * reported before the target acknowledged it, so nothing is skipped; a failed send fails the task.
+ *
+ * <p>Exactly once (the spec's {@code exactly_once}): a task's records and the next source offset of each of its
+ * partitions commit in one transaction on the target (see {@link Transactions}); records below the committed
+ * offsets are skipped, and nothing is reported to the driver before the commit.
  */
 public final class MirrorWriter extends ForeachWriter<Row> {
     private static final long serialVersionUID = 1L;
@@ -46,6 +53,9 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private final HashMap<String, String> sourceTopicIds;  // topic -> the id the query was planned with
 
     private final HashMap<String, Object> driver;  // the driver's channel endpoint; null in local mode
+    private final String transactionalPrefix;  // null: at least once
+    private final String positionsGroup;  // the target's group holding the committed positions
+    private final HashMap<String, String> targetAdmin;  // Java admin settings of the target
     private final long reportIntervalMs;
     private transient ReportChannel channel;
     private transient KafkaProducer<byte[], byte[]> producer;
@@ -56,6 +66,9 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private transient volatile boolean stopped;
     private transient volatile String error;
     private transient long sending;  // the record in send(): the producer reports a refusal during the call
+    private transient String transactionalId;  // this task's, when exactly once
+    private transient Map<TopicPartition, Long> committed;  // the next source offset per remote partition
+    private transient volatile boolean mayReport;  // exactly once: only once the transaction is committed
 
     /** {@code spec}: JSON with channel, target, producer (Java client settings), producer_slots (producers
      * per configuration, the flow's tasks.max), remote_topics, provenance, and on a cluster driver (the
@@ -77,6 +90,11 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         Map<String, String> provenance = (Map<String, String>) s.get("provenance");
         this.provenanceSource = provenance == null ? null : provenance.get("source");
         this.provenanceTarget = provenance == null ? null : provenance.get("target");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> once = (Map<String, Object>) s.get("exactly_once");
+        this.transactionalPrefix = once == null ? null : (String) once.get("transactional_id");
+        this.positionsGroup = once == null ? null : (String) once.get("positions_group");
+        this.targetAdmin = once == null ? null : strings(once.get("admin"));
     }
 
     @SuppressWarnings("unchecked")
@@ -94,10 +112,35 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         if (channel == null || channel.isClosed()) {
             return false;  // the query is being stopped: these records are read again by the next one
         }
-        slot = (int) (partitionId % producerSlots);
-        producer = Producers.get(producerConfig, slot);
+        if (transactionalPrefix == null) {
+            slot = (int) (partitionId % producerSlots);
+            producer = Producers.get(producerConfig, slot);
+            mayReport = true;
+        } else {
+            beginTransaction(transactionalPrefix + "-" + partitionId);
+        }
         channel.opened(this);
         return true;
+    }
+
+    /** Take this task's transactional producer (fencing earlier attempts), read the committed positions, begin. */
+    private void beginTransaction(String id) {
+        transactionalId = id;
+        mayReport = false;
+        try {
+            producer = Transactions.producer(producerConfig, id);
+            try {
+                producer.beginTransaction();
+            } catch (RuntimeException e) {  // fenced by another attempt, or left in a transaction: start afresh
+                Transactions.discard(id, producer);
+                producer = Transactions.producer(producerConfig, id);
+                producer.beginTransaction();
+            }
+            committed = Transactions.committed(targetAdmin, positionsGroup);
+        } catch (Exception e) {
+            throw new RecordPathException("exactly-once writing to cluster '" + target + "' could not start "
+                + "transactional id '" + id + "': " + e.getMessage() + " (" + e.getClass().getSimpleName() + ")");
+        }
     }
 
     @Override
@@ -115,6 +158,10 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             Partition p = last;
             if (p == null || p.log.partition != partition || !p.log.topic.equals(topic)) {
                 p = last = partitions.computeIfAbsent(topic + "\u0000" + partition, k -> new Partition(topic, partition));
+            }
+            if (offset < p.committedNext) {
+                p.log.skipped(offset);  // committed by an earlier attempt of this batch, or before a crash
+                return;
             }
             long now = System.currentTimeMillis();
             if (now - p.topicCheckedAt >= SourceTopics.FRESH_MS) {
@@ -205,6 +252,10 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             if (producer == null) {
                 return;
             }
+            if (transactionalId != null) {
+                endTransaction(errorOrNull);
+                return;
+            }
             if (errorOrNull == null && !stopped) {
                 try {
                     producer.flush();
@@ -232,9 +283,46 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         }
     }
 
+    /** Commit what the task wrote with its partitions' next offsets, then report it; abort on any failure or
+     * stop (the records are read again, and no consumer reading committed records saw them). */
+    private void endTransaction(Throwable errorOrNull) {
+        if (errorOrNull == null && !stopped && error == null) {
+            try {
+                producer.flush();
+                if (error == null && allAcknowledged()) {
+                    Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+                    for (Partition p : partitions.values()) {
+                        if (p.log.seenNext() > p.committedNext) {
+                            next.put(new TopicPartition(p.log.remoteTopic, p.log.partition),
+                                     new OffsetAndMetadata(p.log.seenNext()));
+                        }
+                    }
+                    if (!next.isEmpty()) {
+                        producer.sendOffsetsToTransaction(next, new ConsumerGroupMetadata(positionsGroup));
+                    }
+                    producer.commitTransaction();
+                    mayReport = true;
+                    reportAcknowledged();
+                    return;
+                }
+            } catch (RuntimeException e) {
+                fail("committing transactional id '" + transactionalId + "' on cluster '" + target + "' failed: "
+                    + e.getMessage() + " (" + e.getClass().getSimpleName() + ")");
+            }
+        }
+        try {
+            producer.abortTransaction();
+        } catch (RuntimeException e) {  // fenced or failed: the next attempt's initTransactions() aborts it
+            Transactions.discard(transactionalId, producer);
+        }
+        if (error != null && errorOrNull == null && !stopped) {
+            throw new RecordPathException(error);
+        }
+    }
+
     /** Report the acknowledged records not reported yet (from the reporter, the closer and close()). */
     void reportAcknowledged() {
-        if (partitions == null || channel == null) {
+        if (partitions == null || channel == null || !mayReport) {
             return;
         }
         synchronized (reportLock) {  // one report at a time, so a partition's summaries queue in order
@@ -304,6 +392,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private final class Partition implements Callback {
         final PartitionLog log;
 
+        final long committedNext;  // exactly once: records below it are on the target already; else -1
         long topicCheckedAt = Long.MIN_VALUE / 2;  // when the source topic's id was last compared
 
         Partition(String topic, int partition) {
@@ -312,6 +401,20 @@ public final class MirrorWriter extends ForeachWriter<Row> {
                 throw new RecordPathException("no remote topic planned for source topic '" + topic + "'");
             }
             this.log = new PartitionLog(topic, partition, remote);
+            this.committedNext = committed == null ? -1L : committedNext(new TopicPartition(remote, partition));
+        }
+
+        private long committedNext(TopicPartition remote) {
+            Long known = committed.get(remote);
+            if (known != null) {
+                return known;
+            }
+            try {
+                return Transactions.committedOf(targetAdmin, positionsGroup, remote);
+            } catch (Exception e) {
+                throw new RecordPathException("reading the committed position of " + remote + " on cluster '"
+                    + target + "' failed: " + e.getMessage() + " (" + e.getClass().getSimpleName() + ")");
+            }
         }
 
         @Override
@@ -329,7 +432,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             fail("writing " + log.topic + "-" + log.partition + "@" + upstream
                 + " to cluster '" + target + "' topic '" + log.remoteTopic + "' failed: " + exception.getMessage()
                 + " (" + exception.getClass().getSimpleName() + ")." + hint(exception));
-            if (!refusedAtOnce) {
+            if (!refusedAtOnce && transactionalId == null) {  // a transaction is aborted whole instead
                 // The target refused a batch: the producer would go on to send the partition's later batches,
                 // and the retry would then put the refused record after them. Closed from its own I/O thread,
                 // it sends nothing more (its pending batches fail, their records are read again).

@@ -78,6 +78,11 @@ final class PartitionLog {
         return acked == sent;
     }
 
+    /** One past the last offset written or skipped; -1 before the first. */
+    synchronized long seenNext() {
+        return seenNext;
+    }
+
     /**
      * The acknowledged records not reported yet, as one summary (null when there is nothing new). The
      * reported prefix is dropped, so a long-running task keeps only what is in flight.

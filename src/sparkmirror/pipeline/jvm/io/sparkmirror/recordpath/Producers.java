@@ -37,7 +37,7 @@ final class Producers {
         }
     }
 
-    private static KafkaProducer<byte[], byte[]> create(Map<String, String> config) {
+    static KafkaProducer<byte[], byte[]> create(Map<String, String> config) {
         Map<String, Object> props = new HashMap<>(config);
         props.put("key.serializer", ByteArraySerializer.class.getName());
         props.put("value.serializer", ByteArraySerializer.class.getName());
