@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,12 +170,12 @@ def exactly_once_runner(source: str, target: str, cores: int, workdir: Path) -> 
 EXACTLY_ONCE_POSITIONS = "__sparkmirror-positions-eossrc-tgt"  # FlowConfig.positions_group of eossrc->tgt
 
 
-def committed_positions(target: str, group: str) -> int:
-    """An exactly-once flow's copied records: the sum of the source offsets its transactions committed to its
-    positions group (the backlog starts at offset 0 and has no gaps; the remote topics' offsets count
-    transaction markers too)."""
+def committed_positions(target: str, group: str, topics: Collection[str]) -> int:
+    """An exactly-once flow's copied records in `topics` (remote names): the sum of the source offsets its
+    transactions committed to its positions group (the backlog starts at offset 0 and has no gaps; the remote
+    topics' offsets count transaction markers too). Its other topics, such as `heartbeats`, are left out."""
     offsets = ConsumerGroups("target", {"bootstrap.servers": target}).committed([group]).get(group, {})
-    return sum(offset for offset, _ in offsets.values())
+    return sum(offset for (topic, _), (offset, _) in offsets.items() if topic in topics)
 
 
 def measure_copy(runner: MirrorMakerRunner | SparkmirrorRunner, topics_regex: str, remote: dict[str, int],

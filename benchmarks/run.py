@@ -122,17 +122,17 @@ def run_throughput(args: argparse.Namespace, src: str, tgt: str, runners: dict, 
         log(f"{name}: replicating the backlog")
         remote = {f"{runner.source_alias}.bench": args.partitions}
         run = measure_copy(runner, "bench", remote, args.records, tgt_admin, timeout_for(args.records),
-                           copied_counter(name, tgt))
+                           copied_counter(name, tgt, remote))
         result["replicators"].setdefault(name, {}).update(figures(run, args.records, args.record_size))
         log(f"{name}: {result['replicators'][name]}")
 
 
-def copied_counter(name: str, target: str) -> Callable[[], int] | None:
+def copied_counter(name: str, target: str, remote: dict[str, int]) -> Callable[[], int] | None:
     """How a replicator's copied records are counted: the exactly-once run's remote topics hold transaction
     markers too, so its committed positions count them; the others' offsets do."""
     if name != "sparkmirror-exactly-once":
         return None
-    return lambda: committed_positions(target, EXACTLY_ONCE_POSITIONS)
+    return lambda: committed_positions(target, EXACTLY_ONCE_POSITIONS, remote)
 
 
 def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
@@ -170,7 +170,7 @@ def run_scale(args: argparse.Namespace, src: str, tgt: str, runners: dict, resul
         log(f"{name}: replicating {len(topics) * args.scale_partitions} partitions")
         remote = {f"{runner.source_alias}.{t}": args.scale_partitions for t in topics}
         run = measure_copy(runner, "scale-.*", remote, args.scale_records, tgt_admin, timeout_for(args.scale_records),
-                           copied_counter(name, tgt))
+                           copied_counter(name, tgt, remote))
         result["scale"][name] = figures(run, args.scale_records, args.record_size)
         log(f"{name}: {result['scale'][name]}")
 

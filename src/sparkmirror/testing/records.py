@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
 from sparkmirror.errors import PipelineError
+from sparkmirror.kafka.failures import LEADERSHIP_CODES, error_code
 from sparkmirror.kafka.produce import AcknowledgedProducer, DeliveryFailed, Message
 from sparkmirror.model import KafkaRecord
 
@@ -71,7 +72,8 @@ def commit_offsets(bootstrap_servers: str, group: str, offsets: dict[tuple[str, 
 def open_transactions(bootstrap_servers: str, topic: str, partitions: int,
                       timeout_s: float = READ_TIMEOUT_S) -> list[int]:
     """The partitions holding records of a transaction neither committed nor aborted: their last stable offset
-    (the end a consumer reading committed records sees) is below their high watermark."""
+    (the end a consumer reading committed records sees) is below their high watermark. None are known while a
+    new topic's leaders are not (an empty list: ask again)."""
     ends: dict[str, dict[int, int]] = {}
     for isolation in ("read_committed", "read_uncommitted"):
         consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"sparkmirror-lso-{time.time_ns()}",
@@ -79,6 +81,10 @@ def open_transactions(bootstrap_servers: str, topic: str, partitions: int,
         try:
             ends[isolation] = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1]
                                for p in range(partitions)}
+        except KafkaException as exc:
+            if error_code(exc) in LEADERSHIP_CODES:
+                return []
+            raise
         finally:
             consumer.close()
     return [p for p in range(partitions) if ends["read_committed"][p] < ends["read_uncommitted"][p]]
