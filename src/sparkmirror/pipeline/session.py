@@ -11,9 +11,13 @@ from importlib import resources
 from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 
-from sparkmirror import jars
 from sparkmirror.pipeline import class_archive
-from sparkmirror.pipeline.submit import SUBMIT_ENTRY_POINT, launched_by_spark_submit, require_record_path_jars
+from sparkmirror.pipeline.submit import (
+    SUBMIT_ENTRY_POINT,
+    launched_by_spark_submit,
+    require_record_path_jars,
+    session_jars,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +43,7 @@ def spark_defaults(real_time_slots: int = 0, class_data_archive: bool = True) ->
     return {
         "spark.master": default_master(real_time_slots),
         "spark.app.name": "sparkmirror",
-        "spark.jars": ",".join(str(p) for p in [*jars.classpath("spark-kafka"), jars.record_path_jar()]),
+        "spark.jars": ",".join(str(p) for p in session_jars()),
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "2",

@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Mapping
 from importlib import resources
+from pathlib import Path
 
 from sparkmirror import jars
 from sparkmirror.errors import EmbeddedSetupError
@@ -21,11 +22,16 @@ def launched_by_spark_submit() -> bool:
     return SUBMIT_GATEWAY_ENV in os.environ
 
 
+def session_jars() -> list[Path]:
+    """The jars a sparkmirror driver and its executors need beyond Spark's: the Kafka connector and the writer."""
+    return [*jars.classpath("spark-kafka"), jars.record_path_jar()]
+
+
 def require_record_path_jars(submitted: Mapping[str, str]) -> None:
     """The driver's classpath is fixed when spark-submit starts its JVM: without sparkmirror's jars in
     `--jars` the Kafka source and the record path's writer cannot be loaded, so say so before the first flow."""
     given = {uri.rsplit("/", 1)[-1] for uri in submitted.get("spark.jars", "").split(",") if uri}
-    missing = [p.name for p in [*jars.classpath("spark-kafka"), jars.record_path_jar()] if p.name not in given]
+    missing = [p.name for p in session_jars() if p.name not in given]
     if missing:
         raise EmbeddedSetupError(
             f"spark-submit was not given sparkmirror's jars ({len(missing)} missing, e.g. {missing[0]}): pass the "
@@ -40,8 +46,7 @@ def submit_arguments(scheme: str = "") -> list[str]:
     prefix = f"{scheme}://" if scheme else ""
     log_cfg = resources.files("sparkmirror.pipeline").joinpath("spark-log4j2.properties")
     entry = resources.files("sparkmirror").joinpath(SUBMIT_ENTRY_POINT)
-    paths = [*jars.classpath("spark-kafka"), jars.record_path_jar()]
-    return ["--jars", ",".join(f"{prefix}{p}" for p in paths),
+    return ["--jars", ",".join(f"{prefix}{p}" for p in session_jars()),
             "--conf", f"spark.pyspark.python={sys.executable}",
             "--conf", f"spark.pyspark.driver.python={sys.executable}",
             "--conf", f"spark.driver.extraJavaOptions=-Dlog4j2.configurationFile={log_cfg}",
