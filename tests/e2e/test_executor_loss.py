@@ -22,7 +22,7 @@ from sparkmirror.testing.records import produce, read_all
 from sparkmirror.testing.spark_cluster import LocalSparkCluster, WorkerSpec
 
 from .test_run_cli import backlog, copied, wait_for, write_config
-from .test_spark_cluster_run import CLUSTER_SETTINGS
+from .test_spark_cluster_run import CLUSTER_SETTINGS, cluster_settings
 
 RECORDS = 300_000  # one batch of two long tasks (one per executor): the kill lands inside one of them
 PARTITIONS = 4
@@ -32,17 +32,8 @@ STOP_TIMEOUT_S = 90.0
 RT_PARTITIONS = 2
 RT_CHUNK, RT_CHUNK_EVERY_S = 500, 0.1  # about 5,000 records/s
 RT_BEFORE_KILL, RT_AFTER_KILL = 20_000, 20_000
-RT_CLUSTER_SETTINGS = """\
-spark.driver.host = 127.0.0.1
-spark.driver.bindAddress = 127.0.0.1
-spark.executor.memory = 512m
-spark.executor.cores = 2
-spark.cores.max = 4
-spark.scheduler.minRegisteredResourcesRatio = 1.0
-spark.scheduler.maxRegisteredResourcesWaitingTime = 120s
-sparkmirror.trigger.mode = real-time
-sparkmirror.report.interval.ms = 200
-"""
+RT_CLUSTER_SETTINGS = cluster_settings(executor_cores=2) + \
+    "sparkmirror.trigger.mode = real-time\nsparkmirror.report.interval.ms = 200\n"
 _WRITTEN_AGAIN = re.compile(r"(\d+) records were written to B a second time")
 
 

@@ -23,17 +23,17 @@ COMMITTED = {0: 100, 1: 0, 2: 999, 3: 1000}
 COPY_TIMEOUT_S = 300.0  # two executors to register on 2 loaded cores, then the copy
 STOP_TIMEOUT_S = 90.0
 
-# The driver's address for the executors (loopback: the test cluster's), one executor (1 core, 512 MiB) per
-# worker, and batches wait until both have registered.
-CLUSTER_SETTINGS = """\
-spark.driver.host = 127.0.0.1
-spark.driver.bindAddress = 127.0.0.1
-spark.executor.memory = 512m
-spark.executor.cores = 1
-spark.cores.max = 2
-spark.scheduler.minRegisteredResourcesRatio = 1.0
-spark.scheduler.maxRegisteredResourcesWaitingTime = 120s
-"""
+
+def cluster_settings(executor_cores: int = 1) -> str:
+    """The driver's address for the executors (loopback: the test cluster's), one executor (`executor_cores`,
+    512 MiB) per worker of two, and batches wait until both have registered."""
+    return (f"spark.driver.host = 127.0.0.1\nspark.driver.bindAddress = 127.0.0.1\nspark.executor.memory = 512m\n"
+            f"spark.executor.cores = {executor_cores}\nspark.cores.max = {2 * executor_cores}\n"
+            f"spark.scheduler.minRegisteredResourcesRatio = 1.0\n"
+            f"spark.scheduler.maxRegisteredResourcesWaitingTime = 120s\n")
+
+
+CLUSTER_SETTINGS = cluster_settings()
 
 
 def test_run_on_a_standalone_cluster_replicates_exactly_from_both_workers(clusters, spark_cluster, start_cli,
