@@ -1,5 +1,5 @@
 """What a kill trial left on the target: every record's id read back, then lost records, duplicates (each
-charged to the kill it follows) and per-partition order.
+charged to the event it follows: a process kill, a broker restart, an executor kill) and per-partition order.
 
 The source records come from `dataset.load`: record i (0-based) is in partition i % P and carries i in its
 `bench-seq` header, so partition p holds ids p, p + P, p + 2P, ... in that order. A replicator that only ever
@@ -21,6 +21,8 @@ from datetime import datetime
 from pathlib import Path
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+
+from benchmarks.kill_events import KILL
 
 ID_HEADER = "bench-seq"
 QUIET = logging.getLogger("sparkmirror.librdkafka")
@@ -98,9 +100,9 @@ class Partition:
 @dataclass
 class Verdict:
     partitions: dict[int, Partition] = field(default_factory=dict)
-    duplicates_by_segment: list[int] = field(default_factory=list)  # [0]: before any kill; [k]: after kill k
-    # [k]: how far behind the records already on the target the restart after kill k resumed, summed over
-    # the partitions it wrote to before the next kill (a kill can come before a restart reaches them all)
+    duplicates_by_segment: list[int] = field(default_factory=list)  # [0]: before any event; [k]: after event k
+    # [k - 1]: how far behind the records already on the target the copy resumed after event k, summed over
+    # the partitions written to before the next event (an event can come before a restart reaches them all)
     resumed_behind: list[int] = field(default_factory=list)
 
     def total(self, name: str) -> int:
@@ -108,13 +110,14 @@ class Verdict:
 
 
 def analyse(ids: Mapping[int, Sequence[int]], offsets: Mapping[int, Sequence[int]], records: int,
-            kill_marks: Sequence[Mapping[int, int]]) -> Verdict:
-    """Check every target partition; `kill_marks[k]` holds each partition's end offset right after kill k + 1
-    (its process tree gone), so a duplicate at or past it and before the next mark is charged to that kill."""
+            event_marks: Sequence[Mapping[int, int]]) -> Verdict:
+    """Check every target partition; `event_marks[k]` holds each partition's end offset right after event k + 1
+    (a killed process tree gone, a restarted broker back), so a duplicate at or past it and before the next mark
+    is charged to that event."""
     n = len(ids)
-    verdict = Verdict(duplicates_by_segment=[0] * (len(kill_marks) + 1), resumed_behind=[0] * len(kill_marks))
+    verdict = Verdict(duplicates_by_segment=[0] * (len(event_marks) + 1), resumed_behind=[0] * len(event_marks))
     for p in range(n):
-        marks = [m[p] for m in kill_marks]
+        marks = [m[p] for m in event_marks]
         part = verdict.partitions[p] = Partition(expected=len(range(p, records, n)))
         seen = bytearray(part.expected)
         prev = top = -1
@@ -141,20 +144,31 @@ def analyse(ids: Mapping[int, Sequence[int]], offsets: Mapping[int, Sequence[int
     return verdict
 
 
-def summary(verdict: Verdict, records: int) -> dict[str, object]:
-    """The trial's figures: lost, duplicates overall and per kill, order."""
-    kills = len(verdict.duplicates_by_segment) - 1
-    per_kill = verdict.duplicates_by_segment[1:]
+def summary(verdict: Verdict, records: int, kinds: Sequence[str]) -> dict[str, object]:
+    """The trial's figures: lost, duplicates overall, per kill and per event, order. `kinds[k]` is the kind of
+    event k + 1 (kill_events); only the process kills count in the per-kill figures, the other events' duplicates
+    are summed per kind."""
+    if len(kinds) != len(verdict.resumed_behind):
+        raise ValueError(f"{len(kinds)} event kinds for {len(verdict.resumed_behind)} events")
+    per_event = verdict.duplicates_by_segment[1:]
+    per_kill = [d for d, kind in zip(per_event, kinds, strict=True) if kind == KILL]
+    kills = len(per_kill)
+    by_kind: dict[str, int] = {}
+    for d, kind in zip(per_event, kinds, strict=True):
+        if kind != KILL:
+            by_kind[kind] = by_kind.get(kind, 0) + d
     parts = verdict.partitions.values()
     return {
         "kills": kills, "lost": records - verdict.total("present"), "target_records": verdict.total("records"),
         "duplicates": verdict.total("duplicates"),
-        "duplicates_per_kill": round(verdict.total("duplicates") / kills, 1) if kills else None,
+        "duplicates_per_kill": round(sum(per_kill) / kills, 1) if kills else None,
         "duplicates_per_kill_min": min(per_kill, default=None),
         "duplicates_per_kill_median": statistics.median(per_kill) if per_kill else None,
         "duplicates_per_kill_max": max(per_kill, default=None),
-        "duplicates_each_kill": per_kill, "duplicates_before_any_kill": verdict.duplicates_by_segment[0],
-        "resumed_behind_each_kill": verdict.resumed_behind,
+        "duplicates_each_kill": per_kill, "duplicates_before_any_event": verdict.duplicates_by_segment[0],
+        "resumed_behind_each_kill": [b for b, kind in zip(verdict.resumed_behind, kinds, strict=True) if kind == KILL],
+        "duplicates_each_event": per_event, "resumed_behind_each_event": list(verdict.resumed_behind),
+        "duplicates_by_event_kind": by_kind,
         "rewinds": verdict.total("rewinds"),
         "partitions_in_order": sum(1 for p in parts if p.in_order), "partitions": len(verdict.partitions),
         "out_of_order": verdict.total("out_of_order"), "forward_jumps": verdict.total("forward_jumps"),

@@ -1,24 +1,32 @@
-"""Kill trial: how many records sparkmirror and real MirrorMaker 2 lose or copy twice when killed mid-copy.
+"""Kill trial: how many records sparkmirror and real MirrorMaker 2 lose or copy twice when killed mid-copy, when
+the target broker restarts and when a Spark executor dies.
 
-One source and one target cluster. A backlog of --records records (`dataset.load`: 1 KiB values, each
-record's id in its `bench-seq` header) is written to topic `kill` up front, before any replicator starts.
-Then each replicator in turn (sparkmirror first, then MM2; never both at once) copies it to its own remote
-topic on the target (`smsrc.kill`, `mm2src.kill`):
+One source and one target cluster, and (unless --spark-workers 0) a Spark standalone cluster of --spark-workers
+workers that sparkmirror runs its executors on. A backlog of --records records (`dataset.load`: 1 KiB values,
+each record's id in its `bench-seq` header) is written to topic `kill` up front, before any replicator starts.
+Then each replicator in turn (sparkmirror at least once, sparkmirror exactly once, then MM2; never two at once)
+copies it to its own remote topic on the target (`smsrc.kill`, `eossrc.kill`, `mm2src.kill`):
 
-1. start it; wait until new records appear on the target (it is copying, not starting up);
-2. wait a random delay (seeded: both replicators get the same delays), then kill -9 its whole process
-   group, check that every process of its tree is gone and note the target's end offsets;
-3. restart it (same configuration; sparkmirror the same state folder, MM2 its state in Kafka) and repeat,
-   --kills times in all; if the target stopped growing before a kill is due, the copy is complete and no
-   more kills are made;
-4. let it finish the copy, stop it cleanly (SIGTERM), then read the whole remote topic back.
+1. start it; for each event of the schedule (kill_events: --kills process kills, one target broker restart
+   after about a third of them, one executor kill after about two thirds), wait until new records appear on
+   the target (it is copying, not starting up), then the event's random delay (seeded: every replicator gets
+   the same delays), then make the event and note the target's end offsets:
+   - kill: kill -9 its whole process group, check that every process of its tree is gone (and, on the Spark
+     cluster, wait until the executors of its application are gone too: they write for a moment longer), then
+     restart it (same configuration; sparkmirror the same state folder, MM2 its state in Kafka);
+   - broker-restart: stop the target broker (SIGTERM) and start it again on its data; the replicator keeps
+     running, and if it exits, that is the trial's error;
+   - executor-kill: SIGKILL one executor JVM of sparkmirror's application (not its worker) and wait for the
+     master to start a new one; skipped for MM2 (no executors) and with --spark-workers 0 (local mode);
+   if the target stopped growing before an event is due, the copy is complete and no more events are made;
+2. let it finish the copy, stop it cleanly (SIGTERM), then read the whole remote topic back.
 
-Figures per replicator: records lost (ids missing), duplicates (extra copies) in all and per kill (each
-duplicate charged to the kill whose restart wrote it), and per-partition order (see kill_analysis). The target
-is read as a consumer of committed records reads it (librdkafka's default `isolation.level`), so the
-exactly-once run (`exactly.once.support = required`, remote topic `eossrc.kill`) is judged as its users see it.
+Figures per replicator: records lost (ids missing), duplicates (extra copies) in all, per process kill and per
+event (each duplicate charged to the event after which it was written), and per-partition order (see
+kill_analysis). The target is read as a consumer of committed records reads it (librdkafka's default
+`isolation.level`), so the exactly-once run (`exactly.once.support = required`) is judged as its users see it.
 
-    python -m benchmarks.kill_trial                            # 300,000 records, 20 kills
+    python -m benchmarks.kill_trial                            # 300,000 records, 20 kills, 2 Spark workers
     python -m benchmarks.kill_trial --records 30000 --kills 3  # small check, a few minutes
 """
 
@@ -29,7 +37,6 @@ import contextlib
 import json
 import logging
 import os
-import random
 import shutil
 import signal
 import statistics
@@ -38,125 +45,45 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks import dataset
 from benchmarks.kill_analysis import TargetIds, analyse, reported, summary
-from benchmarks.measure import tree_snapshot
-from benchmarks.replicators import MirrorMakerRunner, SparkmirrorRunner, count_records
+from benchmarks.kill_events import BROKER_RESTART, EXECUTOR_KILL, KILL, Event, schedule
+from benchmarks.kill_processes import (
+    ExecutorProcess,
+    alive,
+    app_executors,
+    executors,
+    kill_executor,
+    leftovers,
+    wait_gone,
+    worker_pids,
+)
+from benchmarks.kill_report import COLUMNS, markdown
+from benchmarks.kill_subjects import TOPIC, Subject, Target, executor_cores, make_subject
 from benchmarks.run import RESULTS, log, machine
+from sparkmirror.errors import SparkmirrorError
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import NewTopicSpec
-from sparkmirror.testing.kafka_cluster import start_clusters
+from sparkmirror.testing.kafka_cluster import LocalKafkaCluster, start_clusters
+from sparkmirror.testing.spark_cluster import LocalSparkCluster, WorkerSpec
 
-TOPIC = "kill"
 REPLICATORS = ("sparkmirror", "sparkmirror-exactly-once", "mm2")
-EXACTLY_ONCE_ALIAS = "eossrc"  # its own remote topic, `eossrc.kill`, read by a consumer of committed records
 POLL_S = 0.1
 GROWING_WINDOW_S = 0.5  # the target grew this recently: the copy is still running
 GIVE_UP_QUIET_S = 30.0  # after the last restart copied something, this long without a new record: done
 GONE_TIMEOUT_S = 30.0
+REPLACED_TIMEOUT_S = 120.0  # a killed executor's replacement: the master relaunches it within seconds
 
 
-@dataclass
-class Subject:
-    """One replicator under trial, with every process it started and the logs of each."""
+class TrialFailed(RuntimeError):
+    """A trial that ended in an error, with the events it had made by then."""
 
-    name: str
-    runner: MirrorMakerRunner | SparkmirrorRunner
-    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
-    groups: list[int] = field(default_factory=list)  # each process's group (MM2's is led by its watchdog)
-    logs: list[Path] = field(default_factory=list)  # sparkmirror: one log per process; MM2: one folder
-
-    def start(self) -> subprocess.Popen[bytes]:
-        runner = self.runner
-        if isinstance(runner, SparkmirrorRunner):
-            proc = runner.resume() if self.procs else runner.start(TOPIC)
-            self.logs.append(runner.log_path)  # type: ignore[arg-type]
-        else:
-            proc = runner.start(TOPIC)
-            self.logs.append(runner.log_dir)  # type: ignore[arg-type]
-        self.procs.append(proc)
-        self.groups.append(os.getpgid(proc.pid))
-        return proc
-
-    def crash(self) -> None:
-        """kill -9 the latest process's group and wait until all of its processes are gone."""
-        crash(self.procs[-1], self.groups[-1])
-        self.runner.stop()  # the process is gone: this only releases MM2's watchdog
-
-    def kill_all(self) -> list[int]:
-        """Whatever still runs, on any exit path; returns the processes that survived even SIGKILL.
-
-        Only groups of a process not yet reaped: a group id is not reused while a member lives, but an
-        ended group's id may be reused by someone else's."""
-        left = []
-        for proc, pgid in zip(self.procs, self.groups, strict=True):
-            if proc.poll() is None:
-                try:
-                    crash(proc, pgid)
-                except RuntimeError:
-                    left += survivors(pgid, set())
-        return left
-
-
-def _group_and_state(pid: int) -> tuple[int, str] | None:
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = raw[raw.rindex(")") + 2:].split()
-    return int(fields[2]), fields[0]
-
-
-def survivors(pgid: int, tree: set[int]) -> list[int]:
-    """Live (not zombie) processes of the group, or of the tree seen before the kill."""
-    out = []
-    for name in os.listdir("/proc"):
-        if name.isdigit() and (gs := _group_and_state(int(name))) and gs[1] != "Z" and (
-                gs[0] == pgid or int(name) in tree):
-            out.append(int(name))
-    return out
-
-
-def wait_gone(pgid: int, tree: set[int], kill: bool, timeout_s: float = GONE_TIMEOUT_S) -> list[int]:
-    """Wait until no process of the group (or of `tree`) is left, SIGKILLing them if `kill`; returns those
-    still there after `timeout_s`."""
-    deadline = time.monotonic() + timeout_s
-    while (left := survivors(pgid, tree)) and time.monotonic() < deadline:
-        for pid in left if kill else ():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.05)
-    return left
-
-
-def crash(proc: subprocess.Popen[bytes], pgid: int) -> None:
-    """kill -9 the process group, and any process of its tree that left the group; wait until all are gone."""
-    tree = set(tree_snapshot(proc.pid)) if proc.poll() is None else set()
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):  # wait_gone names what is left
-        proc.wait(timeout=GONE_TIMEOUT_S)
-    if left := wait_gone(pgid, tree, kill=True):
-        raise RuntimeError(f"processes {left} of group {pgid} survived SIGKILL")
-
-
-def leftovers(markers: list[str]) -> list[int]:
-    """Live processes (not this one) whose command line names one of our folders: the last safety net."""
-    out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        if any(m in cmdline for m in markers) and (gs := _group_and_state(int(name))) and gs[1] != "Z":
-            out.append(int(name))
-    return out
+    def __init__(self, message: str, events: list[dict[str, object]]) -> None:
+        super().__init__(message)
+        self.events = events
 
 
 def _check_alive(subject: Subject, proc: subprocess.Popen[bytes], what: str) -> None:
@@ -164,41 +91,105 @@ def _check_alive(subject: Subject, proc: subprocess.Popen[bytes], what: str) -> 
         raise RuntimeError(f"{subject.name} exited ({proc.returncode}) {what}:\n{subject.runner.log_tail()}")
 
 
-def kill_cycle(subject: Subject, proc: subprocess.Popen[bytes], count: Callable[[], int], baseline: int, delay_s: float,
-               timeout_s: float) -> dict[str, object]:
-    """Wait for new records, then `delay_s`; kill unless the copy is complete. Returns the cycle's figures."""
+def await_copying(subject: Subject, proc: subprocess.Popen[bytes], count: Callable[[], int], baseline: int,
+                  delay_s: float, timeout_s: float, event: dict[str, object], since: str) -> bool:
+    """Wait for new records past `baseline`, then `delay_s`; note the figures in `event`. Returns whether the
+    target is still growing (an event now lands mid-copy) rather than complete."""
     started = time.monotonic()
     while (now_count := count()) <= baseline:
-        _check_alive(subject, proc, "before copying")
+        _check_alive(subject, proc, f"before copying again, {since}")
         if time.monotonic() - started > timeout_s:
-            raise RuntimeError(f"{subject.name}: no new record on the target within {timeout_s:.0f} s")
+            raise RuntimeError(f"{subject.name}: no new record on the target within {timeout_s:.0f} s, {since}")
         time.sleep(POLL_S)
     first = time.monotonic()
     grew_at, last = first, now_count
     while (now := time.monotonic()) < first + delay_s:
         time.sleep(min(POLL_S, first + delay_s - now))
-        _check_alive(subject, proc, "while copying")
+        _check_alive(subject, proc, f"while copying, {since}")
         if (c := count()) != last:
             grew_at, last = time.monotonic(), c
-    cycle: dict[str, object] = {"first_new_record_s": round(first - started, 2), "delay_s": round(delay_s, 3),
-                                "target_before_kill": last}
-    if time.monotonic() - grew_at > GROWING_WINDOW_S:
-        cycle["killed"] = False  # the copy is complete: a kill now would not land mid-copy
-        return cycle
-    cycle["killed_at"] = datetime.now().isoformat()  # local time, as sparkmirror's log
-    subject.crash()
-    cycle["killed"] = True
-    return cycle
+    event.update(first_new_record_s=round(first - started, 2), target_before=last)
+    return time.monotonic() - grew_at <= GROWING_WINDOW_S
 
 
-def finish(subject: Subject, proc: subprocess.Popen[bytes], reader: TargetIds, base: int,
-           timeout_s: float) -> float:
+def _await_orphans(subject: Subject, orphans: list[ExecutorProcess], event: dict[str, object]) -> None:
+    """After a driver's kill -9, wait until its executors are gone too: they write for a moment longer (until
+    they notice the driver is gone and the worker ends them), and the end offsets must come after their last
+    record. Any still there after GONE_TIMEOUT_S is SIGKILLed, and named in the event."""
+    started = time.monotonic()
+    while (left := [e for e in orphans if alive(e.pid)]) and time.monotonic() - started < GONE_TIMEOUT_S:
+        time.sleep(0.05)
+    event["executors_outlived_driver_s"] = round(time.monotonic() - started, 2)
+    if left:
+        event["executors_killed_by_trial"] = [e.pid for e in left]
+        log(f"{subject.name}: executors {[e.pid for e in left]} outlived their driver by {GONE_TIMEOUT_S:.0f} s; "
+            "SIGKILL")
+        for e in left:
+            kill_executor(e)
+
+
+def _kill_an_executor(spark: LocalSparkCluster, subject: Subject, proc: subprocess.Popen[bytes],
+                      event: dict[str, object]) -> Callable[[], None]:
+    """SIGKILL the executor of the last worker that runs one for the replicator's application; returns a wait
+    for its replacement (to call once the end offsets are noted) that records how long the master took."""
+    app, running = app_executors(spark)
+    workers = worker_pids(spark)
+    if not running:
+        raise RuntimeError(f"{subject.name}: no executor JVM of application {app} to kill on workers {sorted(workers)}")
+    victim = running[-1]
+    kill_executor(victim)
+    killed_at = time.monotonic()
+    event["executor"] = {"worker": victim.worker, "pid": victim.pid, "executor_id": victim.executor_id,
+                         "app_id": victim.app_id}
+
+    def replaced() -> None:
+        known = {e.pid for e in running}
+        while time.monotonic() - killed_at < REPLACED_TIMEOUT_S:
+            _check_alive(subject, proc, f"after the kill of executor {victim.executor_id}")
+            if any(e.app_id == app and e.pid not in known for e in executors(workers)):
+                event["replaced_after_s"] = round(time.monotonic() - killed_at, 2)
+                return
+            time.sleep(POLL_S)
+        event["replaced_after_s"] = None
+        log(f"{subject.name}: no new executor within {REPLACED_TIMEOUT_S:.0f} s of the kill")
+    return replaced
+
+
+def make_event(kind: str, subject: Subject, proc: subprocess.Popen[bytes], target: Target,
+               spark: LocalSparkCluster | None, event: dict[str, object]
+               ) -> tuple[subprocess.Popen[bytes], dict[int, int]]:
+    """Make the event and note the target's end offsets right after it (a killed process tree and its executors
+    gone, a restarted broker answering, a killed executor gone); returns the replicator's process (a new one
+    after a kill) and those end offsets."""
+    event["at"] = datetime.now().isoformat()  # local time, as sparkmirror's log
+    replaced: Callable[[], None] | None = None
+    if kind == KILL:
+        orphans = app_executors(spark)[1] if spark is not None and not subject.no_executors else None
+        subject.crash()
+        if orphans is not None:
+            _await_orphans(subject, orphans, event)
+    elif kind == BROKER_RESTART:
+        event["restart_s"] = round(target.restart_broker(), 2)
+    elif kind == EXECUTOR_KILL:
+        assert spark is not None, "an executor kill needs the Spark cluster"
+        replaced = _kill_an_executor(spark, subject, proc, event)
+    else:
+        raise ValueError(f"unknown event kind {kind!r}")
+    ends = target.ends()
+    event["target_after"] = sum(ends.values())
+    if replaced is not None:
+        replaced()
+    return (subject.start() if kind == KILL else proc), ends
+
+
+def finish(subject: Subject, proc: subprocess.Popen[bytes], reader: TargetIds, base: int, timeout_s: float,
+           since: str) -> float:
     """Wait until every source id is on the target (or nothing new comes); returns the seconds it took."""
     started = time.monotonic()
     read = 0
     while reader.distinct < reader.records:
         read += reader.poll(0.5)
-        _check_alive(subject, proc, "finishing the copy")
+        _check_alive(subject, proc, f"finishing the copy, {since}")
         quiet = time.monotonic() - reader.last_record_at
         if time.monotonic() - started > timeout_s or (read > base and quiet > GIVE_UP_QUIET_S):
             log(f"{subject.name}: {reader.records - reader.distinct} records still missing; giving up")
@@ -206,69 +197,91 @@ def finish(subject: Subject, proc: subprocess.Popen[bytes], reader: TargetIds, b
     return time.monotonic() - started
 
 
-def trial(subject: Subject, args: argparse.Namespace, target: str, delays: list[float]) -> dict[str, object]:
-    """Start, kill and restart after each delay, finish, stop cleanly, read back; returns the figures."""
-    admin = ClusterAdmin("target", {"bootstrap.servers": target})
+def trial(subject: Subject, args: argparse.Namespace, target_cluster: LocalKafkaCluster, events_planned:
+          tuple[Event, ...], spark: LocalSparkCluster | None) -> dict[str, object]:
+    """Start, make each event, finish, stop cleanly, read back; returns the figures and one entry per event."""
     remote = f"{subject.runner.source_alias}.{TOPIC}"
-
-    def count() -> int:
-        return count_records(admin, {remote: args.partitions})
-
-    cycles: list[dict[str, object]] = []
-    marks: list[dict[int, int]] = []
+    target = Target(target_cluster, remote, args.partitions)
+    events: list[dict[str, object]] = []
+    marks: list[dict[int, int]] = []  # each made event's end offsets, in order
     reader: TargetIds | None = None
     started = time.monotonic()
+    since = "after its start"
     try:
         proc = subject.start()
-        for k, delay_s in enumerate(delays):
-            baseline = sum(marks[-1].values()) if marks else 0
-            cycle = kill_cycle(subject, proc, count, baseline, delay_s, args.timeout_s)
-            cycles.append(cycle)
-            if not cycle["killed"]:
-                log(f"{subject.name}: copy complete before kill {k + 1}; no more kills")
-                break
-            marks.append({p: high for p, (_, high) in admin.watermarks(remote, args.partitions).items()})
-            cycle["target_after_kill"] = sum(marks[-1].values())
-            log(f"{subject.name}: kill {k + 1} after {cycle['delay_s']} s of copying; target holds "
-                f"{cycle['target_after_kill']:,} records")
-            proc = subject.start()
-        reader = TargetIds(target, remote, args.partitions, args.records)
-        finish_s = finish(subject, proc, reader, sum(marks[-1].values()) if marks else 0, args.timeout_s)
+        complete = False
+        for k, planned in enumerate(events_planned):
+            event: dict[str, object] = {"kind": planned.kind, "delay_s": planned.delay_s, "made": False}
+            events.append(event)
+            if planned.kind == EXECUTOR_KILL and subject.no_executors:
+                event["skipped"] = subject.no_executors
+                continue
+            if complete:
+                event["not_made"] = "copy complete"
+                continue
+            event["follows"] = next((e["kind"] for e in reversed(events[:-1]) if e["made"]), "start")
+            # past one offset per partition: an abort marker of a fenced transaction is not a new record
+            baseline = (sum(marks[-1].values()) if marks else 0) + args.partitions
+            if not await_copying(subject, proc, target.count, baseline, planned.delay_s, args.timeout_s, event, since):
+                complete, event["not_made"] = True, "copy complete"
+                log(f"{subject.name}: copy complete before event {k + 1} ({planned.kind}); no more events")
+                continue
+            proc, ends = make_event(planned.kind, subject, proc, target, spark, event)
+            marks.append(ends)
+            event["made"] = True
+            since = f"after event {k + 1} ({planned.kind})"
+            log(f"{subject.name}: event {k + 1} ({planned.kind}) after {planned.delay_s} s of copying; target holds "
+                f"{event['target_after']:,} records")
+        reader = TargetIds(target_cluster.bootstrap_servers, remote, args.partitions, args.records)
+        finish_s = finish(subject, proc, reader, sum(marks[-1].values()) if marks else 0, args.timeout_s, since)
         stop_began = time.monotonic()
         subject.runner.stop()
         stop_s = time.monotonic() - stop_began
         if left := wait_gone(subject.groups[-1], set(), kill=False):
             raise RuntimeError(f"{subject.name}: processes {left} still run {GONE_TIMEOUT_S:.0f} s after a clean stop")
-        reader.read_to({p: high for p, (_, high) in admin.watermarks(remote, args.partitions).items()})
+        reader.read_to(target.ends())
         verdict = analyse(reader.ids, reader.offsets, args.records, marks)
+    except (RuntimeError, SparkmirrorError) as exc:  # a broker that does not come back, too
+        raise TrialFailed(str(exc), events) from exc
     finally:
         if left := subject.kill_all():
             log(f"{subject.name}: processes {left} survived SIGKILL")
         if reader is not None:
             reader.close()
-    _add_reports(subject, cycles, marks)
-    return {**summary(verdict, args.records), "total_s": round(time.monotonic() - started, 1),
-            "final_copy_s": round(finish_s, 1), "clean_stop_s": round(stop_s, 1), "cycles": cycles}
+    made = [e for e in events if e["made"]]
+    figures = summary(verdict, args.records, [str(e["kind"]) for e in made])
+    for k, event in enumerate(made):
+        event.update(duplicates=verdict.duplicates_by_segment[k + 1], resumed_behind=verdict.resumed_behind[k])
+    _add_reports(subject, events)
+    by_kind = figures["duplicates_by_event_kind"]
+    assert isinstance(by_kind, dict)
+    restarts = [float(e["first_new_record_s"]) for e in events  # type: ignore[arg-type]
+                if e.get("follows") == KILL and "first_new_record_s" in e]
+    return {**figures, "broker_restart_duplicates": by_kind.get(BROKER_RESTART),
+            "executor_kill_duplicates": by_kind.get(EXECUTOR_KILL),
+            "restart_to_copy_s_median": round(statistics.median(restarts), 1) if restarts else None,
+            "total_s": round(time.monotonic() - started, 1), "final_copy_s": round(finish_s, 1),
+            "clean_stop_s": round(stop_s, 1), "events": events}
 
 
-def _add_reports(subject: Subject, cycles: list[dict[str, object]], marks: list[dict[int, int]]) -> None:
+def _add_reports(subject: Subject, events: list[dict[str, object]]) -> None:
     """For sparkmirror: the records each killed process had reported (saved as positions) against those it
     wrote, and how old its last report was when the kill came."""
     if subject.name == "mm2":
         return
     before = 0
-    for cycle, mark, path in zip(cycles, marks, subject.logs, strict=False):
-        written = sum(mark.values()) - before
-        before = sum(mark.values())
+    kills = [e for e in events if e["kind"] == KILL and e["made"]]
+    for event, path in zip(kills, subject.logs, strict=False):  # process i ended with kill i
+        written = int(event["target_after"]) - before  # type: ignore[call-overload]
+        before += written
         rep = reported(path)
-        cycle.update(written=written, reported=rep.records, report_lines=rep.lines,
-                     unreported=written - rep.records)
-        if rep.last_at is not None and "killed_at" in cycle:
-            age = datetime.fromisoformat(str(cycle["killed_at"])) - rep.last_at
-            cycle["last_report_age_s"] = round(age.total_seconds(), 2)
+        event.update(written=written, reported=rep.records, report_lines=rep.lines, unreported=written - rep.records)
+        if rep.last_at is not None:
+            age = datetime.fromisoformat(str(event["at"])) - rep.last_at
+            event["last_report_age_s"] = round(age.total_seconds(), 2)
 
 
-# --- command line and report ----------------------------------------------------------------------------
+# --- command line, clusters and result --------------------------------------------------------------------
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -279,42 +292,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--trigger", choices=("micro-batch", "real-time"), default="micro-batch",
                    help="sparkmirror's trigger mode")
     p.add_argument("--only", choices=REPLICATORS, help="trial one replicator only")
-    p.add_argument("--cores", type=int, default=2, help="sparkmirror local[N] and tasks.max of both")
-    p.add_argument("--min-delay-s", type=float, default=0.0, help="shortest wait from new records to the kill")
-    p.add_argument("--max-delay-s", type=float, default=2.0, help="longest wait from new records to the kill")
-    p.add_argument("--timeout-s", type=float, default=600.0, help="per restart, and for the final copy")
+    p.add_argument("--cores", type=int, default=2,
+                   help="tasks.max of both; sparkmirror's local[N] or, on the Spark cluster, its executor cores")
+    p.add_argument("--spark-workers", type=int, default=2,
+                   help="workers of the Spark standalone cluster sparkmirror runs on (an executor each); 0: local "
+                        "mode in sparkmirror's own JVM, and no executor kill")
+    p.add_argument("--min-delay-s", type=float, default=0.0, help="shortest wait from new records to an event")
+    p.add_argument("--max-delay-s", type=float, default=2.0, help="longest wait from new records to an event")
+    p.add_argument("--timeout-s", type=float, default=600.0, help="per event, and for the final copy")
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--keep-logs", action="store_true", help="keep the replicators' folders and logs")
+    p.add_argument("--keep-logs", action="store_true", help="keep the replicators' and Spark cluster's folders")
     p.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON result")
     args = p.parse_args(argv)
     if not 0 <= args.min_delay_s <= args.max_delay_s:
         p.error("need 0 <= --min-delay-s <= --max-delay-s")
+    if args.kills < 0 or args.spark_workers < 0:
+        p.error("--kills and --spark-workers cannot be negative")
     args.replicators = [args.only] if args.only else list(REPLICATORS)
     return args
-
-
-COLUMNS = ("kills", "lost", "target_records", "duplicates", "duplicates_per_kill", "duplicates_per_kill_min",
-           "duplicates_per_kill_median", "duplicates_per_kill_max", "rewinds", "partitions_in_order",
-           "restart_to_copy_s_median", "total_s")
-
-
-def markdown(result: dict) -> str:
-    reps = result["replicators"]
-    lines = ["| replicator | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
-    for name, row in reps.items():
-        lines.append(f"| {name} | " + " | ".join("" if row.get(c) is None else f"{row[c]:,}" for c in COLUMNS)
-                     + " |")
-    kills = max((len(r["duplicates_each_kill"]) for r in reps.values()), default=0)
-    if kills:  # per kill: the duplicates its restart wrote, and how far behind the target it resumed
-        lines += ["", "| kill | delay s | " + " | ".join(f"{n} duplicates | {n} resumed behind" for n in reps) + " |",
-                  "|---" * (2 * len(reps) + 2) + "|"]
-        for k in range(kills):
-            cells = [f"{r[key][k]:,}" if k < len(r[key]) else "" for r in reps.values()
-                     for key in ("duplicates_each_kill", "resumed_behind_each_kill")]
-            lines.append(f"| {k + 1} | {result['delays_s'][k]:.2f} | " + " | ".join(cells) + " |")
-    if "duplicates_per_kill_ratio_vs_mm2" in result:
-        lines += ["", f"- duplicates_per_kill_ratio_vs_mm2: {result['duplicates_per_kill_ratio_vs_mm2']}"]
-    return "\n".join(lines)
 
 
 def _load(source: str, args: argparse.Namespace) -> float:
@@ -325,16 +320,17 @@ def _load(source: str, args: argparse.Namespace) -> float:
     return dataset.load(source, [TOPIC], args.partitions, args.records, args.record_size, args.seed)
 
 
-def _subject(name: str, source: str, target: str, args: argparse.Namespace, work: Path) -> Subject:
-    if name == "mm2":
-        return Subject("mm2", MirrorMakerRunner(source, target, args.cores, work))
-    if name == "sparkmirror-exactly-once":
-        runner = SparkmirrorRunner(source, target, args.cores, work, args.trigger, source_alias=EXACTLY_ONCE_ALIAS,
-                                   settings=f"{EXACTLY_ONCE_ALIAS}->tgt.exactly.once.support = required\n")
-        runner.name = name
-        return Subject(name, runner)
-    runner = SparkmirrorRunner(source, target, args.cores, work, args.trigger)
-    return Subject(runner.name, runner)
+def _cleanup(steps: list[Callable[[], object]], markers: list[str]) -> None:
+    """Run every step whatever the one before did, then SIGKILL any process still naming one of our folders."""
+    for step in steps:
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - a failed step must not keep the next from running
+            log(f"cleanup: {type(exc).__name__}: {exc}")
+    for pid in leftovers(markers):
+        log(f"cleanup: process {pid} still ran; SIGKILL")
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -343,46 +339,47 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("sparkmirror.librdkafka").setLevel(logging.CRITICAL)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a SIGTERM runs the finally blocks too
     params = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    rng = random.Random(args.seed)  # noqa: S311 - the kill moments, the same for every replicator
-    delays = [round(rng.uniform(args.min_delay_s, args.max_delay_s), 3) for _ in range(args.kills)]
+    planned = schedule(args.kills, args.min_delay_s, args.max_delay_s, args.seed)
     result: dict = {"started": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(),
-                    "parameters": params, "replicators": {}, "delays_s": delays}
+                    "parameters": params, "replicators": {},
+                    "schedule": [{"kind": e.kind, "delay_s": e.delay_s} for e in planned]}
     failed = False
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="sparkmirror-bench-kill-"))
     subjects: list[Subject] = []
+    spark: LocalSparkCluster | None = None
     log("starting source and target clusters")
     clusters = start_clusters(["bench-kill-source", "bench-kill-target"], heap="1g")
     source, target = (c.bootstrap_servers for c in clusters)
     try:
+        if args.spark_workers and any(n != "mm2" for n in args.replicators):
+            cores = executor_cores(args)
+            log(f"starting a Spark standalone cluster of {args.spark_workers} workers ({cores} cores each)")
+            spark = LocalSparkCluster("bench-kill-spark", [WorkerSpec(cores=cores)] * args.spark_workers,
+                                      keep_logs=args.keep_logs)
+            spark.start()
         log(f"loading {args.records:,} records of {args.record_size} B into '{TOPIC}' ({args.partitions} partitions)")
         result["load_s"] = round(_load(source, args), 1)
         for name in args.replicators:
-            subject = _subject(name, source, target, args, work)
+            if name == "mm2" and spark is not None:
+                spark.stop()  # idle daemons would still take memory and a little CPU from MM2's run
+            subject = make_subject(name, source, target, args, work, spark)
             subjects.append(subject)
-            log(f"{subject.name}: copying with {args.kills} kills")
+            log(f"{subject.name}: copying with {len(planned)} events ({args.kills} kills)")
             try:
-                result["replicators"][subject.name] = row = trial(subject, args, target, delays)
-            except RuntimeError as exc:  # an error instead of a figure; the next replicator still runs
+                result["replicators"][subject.name] = row = trial(subject, args, clusters[1], planned, spark)
+            except TrialFailed as exc:  # an error instead of a figure; the next replicator still runs
                 log(f"{subject.name}: FAILED: {exc}")
-                result["replicators"][subject.name] = {"error": str(exc)}
+                result["replicators"][subject.name] = {"error": str(exc), "events": exc.events}
                 failed = True
                 continue
-            restarts = [c["first_new_record_s"] for c in row["cycles"][1:]]
-            row["restart_to_copy_s_median"] = round(statistics.median(restarts), 1) if restarts else None
             log(f"{subject.name}: " + ", ".join(f"{k}={row[k]}" for k in COLUMNS))
-    finally:  # every step runs, whatever the one before did
-        for step in [*(s.kill_all for s in subjects), *(c.stop for c in clusters)]:
-            try:
-                step()
-            except Exception as exc:  # noqa: BLE001 - a failed step must not keep the next from running
-                log(f"cleanup: {type(exc).__name__}: {exc}")
-        markers = [str(work), *(str(c.dir) for c in clusters if c.dir),
-                   *(str(d) for s in subjects if s.name == "mm2" for d in s.logs if d)]
-        for pid in leftovers(markers):
-            log(f"cleanup: process {pid} still ran; SIGKILL")
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+    finally:
+        steps: list[Callable[[], object]] = [*(s.kill_all for s in subjects)]
+        steps += [spark.stop] if spark is not None else []
+        folders = [work, *(c.dir for c in clusters), spark.dir if spark else None,
+                   *(d for s in subjects if s.name == "mm2" for d in s.logs)]
+        _cleanup([*steps, *(c.stop for c in clusters)], [str(d) for d in folders if d])
         if not args.keep_logs:
             shutil.rmtree(work, ignore_errors=True)
             for subject in subjects:
@@ -397,8 +394,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"kill-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
-    print(markdown({**result, "replicators": reps}))
-    log(f"result written to {path} (total {result['total_s']} s)" + (f"; logs in {work}" if args.keep_logs else ""))
+    print(markdown(result))
+    kept = f"; logs in {work}" + (f" and {spark.dir}" if spark and spark.dir else "") if args.keep_logs else ""
+    log(f"result written to {path} (total {result['total_s']} s){kept}")
     return 1 if failed else 0
 
 

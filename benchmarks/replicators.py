@@ -35,9 +35,10 @@ class Run:
     usage: Usage
 
 
-def _mm2_properties(source: str, target: str, topics: str, tasks: int, extra: str = "") -> str:
-    return (f"clusters = mm2src, tgt\nmm2src.bootstrap.servers = {source}\ntgt.bootstrap.servers = {target}\n"
-            f"mm2src->tgt.enabled = true\nmm2src->tgt.topics = {topics}\ntgt->mm2src.enabled = false\n"
+def _mm2_properties(source: str, target: str, topics: str, tasks: int, extra: str = "",
+                    alias: str = "mm2src") -> str:
+    return (f"clusters = {alias}, tgt\n{alias}.bootstrap.servers = {source}\ntgt.bootstrap.servers = {target}\n"
+            f"{alias}->tgt.enabled = true\n{alias}->tgt.topics = {topics}\ntgt->{alias}.enabled = false\n"
             f"tasks.max = {tasks}\n{SINGLE_BROKER}{CONNECT_SINGLE_BROKER}{extra}")
 
 
@@ -68,18 +69,20 @@ def tail(path: Path | None, lines: int = 30) -> str:
 
 
 class MirrorMakerRunner:
-    """Real MM2, dedicated mode, default settings but for single-broker replication factors."""
+    """Real MM2, dedicated mode, default settings but for single-broker replication factors. A distinct
+    `source_alias` gives distinct remote topics and a Connect cluster of its own (group and internal topics);
+    `settings` are properties lines added to every start."""
 
-    name = "mm2"
-    source_alias = "mm2src"
-
-    def __init__(self, source: str, target: str, cores: int, workdir: Path) -> None:
+    def __init__(self, source: str, target: str, cores: int, workdir: Path, source_alias: str = "mm2src",
+                 settings: str = "", name: str = "mm2") -> None:
         self.source, self.target, self.cores, self.workdir = source, target, cores, workdir
+        self.source_alias, self.settings, self.name = source_alias, settings, name
         self._mm: LocalMirrorMaker | None = None
 
     def start(self, topics: str, extra: str = "") -> subprocess.Popen[bytes]:
-        self._mm = LocalMirrorMaker(_mm2_properties(self.source, self.target, topics, self.cores, extra),
-                                    keep_logs=True).start()
+        properties = _mm2_properties(self.source, self.target, topics, self.cores, self.settings + extra,
+                                     self.source_alias)
+        self._mm = LocalMirrorMaker(properties, keep_logs=True).start()
         assert self._mm.process is not None
         return self._mm.process
 
@@ -165,6 +168,27 @@ def exactly_once_runner(source: str, target: str, cores: int, workdir: Path) -> 
                                settings="eossrc->tgt.exactly.once.support = required\n")
     runner.name = "sparkmirror-exactly-once"
     return runner
+
+
+MM2_EXACTLY_ONCE_ALIAS = "mm2eossrc"
+
+
+def mm2_exactly_once_settings(alias: str) -> str:
+    """MM2 4.x exactly once in dedicated mode (see benchmarks/README.md for the source references): the workers
+    that write to the target run source tasks with transactional producers and commit source offsets in the
+    same transactions; the source consumer skips aborted records (MirrorSourceConnector.exactlyOnceSupport
+    answers SUPPORTED only with read_committed); the internal REST server, which the docs ask for, is what a
+    follower uses to forward zombie fencing to the leader. `exactly.once.support = required` is left out:
+    MM2 applies a flow's settings to all three of its connectors, and MirrorCheckpointConnector and
+    MirrorHeartbeatConnector fail its preflight check."""
+    return ("dedicated.mode.enable.internal.rest = true\nlisteners = http://localhost:0\n"
+            f"tgt.exactly.once.source.support = enabled\n{alias}.consumer.isolation.level = read_committed\n")
+
+
+def mm2_exactly_once_runner(source: str, target: str, cores: int, workdir: Path) -> MirrorMakerRunner:
+    """MM2 with exactly-once source support, into its own remote topics (`mm2eossrc.<topic>`)."""
+    return MirrorMakerRunner(source, target, cores, workdir, source_alias=MM2_EXACTLY_ONCE_ALIAS,
+                             settings=mm2_exactly_once_settings(MM2_EXACTLY_ONCE_ALIAS), name="mm2-exactly-once")
 
 
 EXACTLY_ONCE_POSITIONS = "__sparkmirror-positions-eossrc-tgt"  # FlowConfig.positions_group of eossrc->tgt

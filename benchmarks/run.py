@@ -16,7 +16,8 @@ import platform
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,8 +25,11 @@ from benchmarks import dataset
 from benchmarks.latency import measure_latency
 from benchmarks.metrics_cost import markdown as metrics_cost_markdown
 from benchmarks.metrics_cost import run_metrics_cost
+from benchmarks.mm2_offsets import CommittedSourceOffsets, untransactional_partitions
 from benchmarks.replicators import (
     EXACTLY_ONCE_POSITIONS,
+    MM2_EXACTLY_ONCE_ALIAS,
+    CopyIncomplete,
     MirrorMakerRunner,
     Run,
     SparkmirrorRunner,
@@ -33,6 +37,7 @@ from benchmarks.replicators import (
     exactly_once_runner,
     measure_copy,
     measure_limit,
+    mm2_exactly_once_runner,
 )
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import NewTopicSpec
@@ -41,7 +46,8 @@ from sparkmirror.testing.kafka_cluster import start_clusters
 RESULTS = Path(__file__).parent / "results"
 MODES = ("throughput", "metrics", "latency", "scale")
 DEFAULT_MODES = ("throughput", "latency", "scale")  # `metrics` adds 2 x --metrics-reps copies: asked for by name
-RUNNERS = {"mm2": MirrorMakerRunner, "sparkmirror": SparkmirrorRunner, "sparkmirror-exactly-once": exactly_once_runner}
+RUNNERS = {"mm2": MirrorMakerRunner, "sparkmirror": SparkmirrorRunner, "sparkmirror-exactly-once": exactly_once_runner,
+           "mm2-exactly-once": mm2_exactly_once_runner}
 QUICK = {"records": 50_000, "latency_seconds": 5.0, "scale_topics": 10, "scale_partitions": 5}
 
 
@@ -121,18 +127,32 @@ def run_throughput(args: argparse.Namespace, src: str, tgt: str, runners: dict, 
     for name, runner in runners.items():
         log(f"{name}: replicating the backlog")
         remote = {f"{runner.source_alias}.bench": args.partitions}
-        run = measure_copy(runner, "bench", remote, args.records, tgt_admin, timeout_for(args.records),
-                           copied_counter(name, tgt, remote))
+        with copied_counter(name, tgt, remote) as counter:
+            run = measure_copy(runner, "bench", remote, args.records, tgt_admin, timeout_for(args.records), counter)
         result["replicators"].setdefault(name, {}).update(figures(run, args.records, args.record_size))
         log(f"{name}: {result['replicators'][name]}")
 
 
-def copied_counter(name: str, target: str, remote: dict[str, int]) -> Callable[[], int] | None:
-    """How a replicator's copied records are counted: the exactly-once run's remote topics hold transaction
-    markers too, so its committed positions count them; the others' offsets do."""
-    if name != "sparkmirror-exactly-once":
-        return None
-    return lambda: committed_positions(target, EXACTLY_ONCE_POSITIONS, remote)
+@contextmanager
+def copied_counter(name: str, target: str, remote: dict[str, int]) -> Iterator[Callable[[], int] | None]:
+    """How a replicator's copied records are counted: the exactly-once rows' remote topics hold transaction
+    markers too, so what their transactions committed counts them (sparkmirror's positions group, MM2's source
+    offsets); the others' offsets do. MM2's count is then checked to have come with transaction markers in
+    every partition it copied, so a row that quietly wrote without transactions fails instead."""
+    if name == "sparkmirror-exactly-once":
+        yield lambda: committed_positions(target, EXACTLY_ONCE_POSITIONS, remote)
+    elif name == "mm2-exactly-once":
+        offsets = CommittedSourceOffsets(target, MM2_EXACTLY_ONCE_ALIAS, remote)
+        try:
+            yield offsets
+            marks = ClusterAdmin("target", {"bootstrap.servers": target}).watermarks_of(remote)
+            ends = {(t, p): high for t, parts in marks.items() for p, (_, high) in parts.items()}
+            if plain := untransactional_partitions(offsets.positions(), ends):
+                raise CopyIncomplete(f"{name} wrote without transaction markers to {plain}")
+        finally:
+            offsets.close()
+    else:
+        yield None
 
 
 def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
@@ -169,8 +189,9 @@ def run_scale(args: argparse.Namespace, src: str, tgt: str, runners: dict, resul
     for name, runner in runners.items():
         log(f"{name}: replicating {len(topics) * args.scale_partitions} partitions")
         remote = {f"{runner.source_alias}.{t}": args.scale_partitions for t in topics}
-        run = measure_copy(runner, "scale-.*", remote, args.scale_records, tgt_admin, timeout_for(args.scale_records),
-                           copied_counter(name, tgt, remote))
+        with copied_counter(name, tgt, remote) as counter:
+            run = measure_copy(runner, "scale-.*", remote, args.scale_records, tgt_admin,
+                               timeout_for(args.scale_records), counter)
         result["scale"][name] = figures(run, args.scale_records, args.record_size)
         log(f"{name}: {result['scale'][name]}")
 
@@ -195,6 +216,9 @@ def ratios(result: dict) -> None:
     once = reps.get("sparkmirror-exactly-once", {}).get("records_per_s")
     if sm and once:
         result["exactly_once_throughput_ratio_vs_at_least_once"] = round(once / sm, 3)
+    mm2, mm2_once = (reps.get(name, {}).get("records_per_s") for name in ("mm2", "mm2-exactly-once"))
+    if mm2 and mm2_once:
+        result["mm2_exactly_once_throughput_ratio_vs_mm2"] = round(mm2_once / mm2, 3)
     mm2_p99 = reps.get("mm2", {}).get("p99_ms")
     sm_p99 = [row["p99_ms"] for name, row in reps.items() if name.startswith("sparkmirror") and row.get("p99_ms")]
     if mm2_p99 and sm_p99:  # sparkmirror's best trigger mode against MM2, same run
@@ -221,7 +245,8 @@ def markdown(result: dict) -> str:
                       f"{result['parameters']['scale_partitions']} partitions)", *table(result["scale"])]
     lines += [*metrics_cost_markdown(result), ""]
     for key in ("throughput_ratio_vs_mm2", "throughput_ratio_vs_limit",
-                "exactly_once_throughput_ratio_vs_at_least_once", "scale_throughput_ratio_vs_mm2",
+                "exactly_once_throughput_ratio_vs_at_least_once", "mm2_exactly_once_throughput_ratio_vs_mm2",
+                "scale_throughput_ratio_vs_mm2",
                 "latency_p99_ratio_vs_mm2", "metrics_on_off_ratio"):
         if key in result:
             lines.append(f"- {key}: {result[key]}")

@@ -270,9 +270,15 @@ class FakeEngine:
         self.prepared = False
         self.stopped = False
         self.fail_next: Exception | None = None
+        self.committed: dict[tuple[str, int], tuple[int, str]] = {}  # the target's positions group
+        self.take_overs = 0
 
     def prepare(self, real_time_slots) -> None:
         self.prepared = True
+
+    def take_over_transactions(self, flow) -> dict[tuple[str, int], tuple[int, str]]:
+        self.take_overs += 1
+        return dict(self.committed)
 
     def start_query(self, request) -> FakeQuery:
         if self.fail_next is not None:

@@ -87,6 +87,42 @@ def plan_start(partitions: Mapping[str, int], topic_ids: Mapping[str, str | None
     return StartPlan(offsets, tuple(warnings), tuple(notes))
 
 
+def with_committed(stored: Mapping[str, TopicPosition] | None, committed: Mapping[tuple[str, int], tuple[int, str]],
+                   remote_topics: Mapping[str, str], topic_ids: Mapping[str, str | None],
+                   flow: str) -> tuple[dict[str, TopicPosition] | None, tuple[str, ...]]:
+    """Exactly once: the positions committed on the target in the same transactions as the records win over
+    the state dir's, which a crash can leave behind them (or which may be gone).
+
+    `committed` is keyed by remote topic (as the writer commits them) with the source topic's id at commit
+    time; a position committed for an earlier topic of the same name (another id) does not count. Returns the
+    positions to plan the start from (None, as `stored`, when neither has any) and a note when they moved.
+    """
+    if not committed:
+        return (None if stored is None else dict(stored)), ()
+    source_of = {remote: source for source, remote in remote_topics.items()}
+    out = dict(stored or {})
+    moved = 0
+    for (remote, partition), (offset, committed_id) in sorted(committed.items()):
+        source = source_of.get(remote)
+        if source is None:
+            continue
+        current_id = topic_ids.get(source)
+        if committed_id and current_id and committed_id != current_id:
+            continue  # committed for a deleted topic of the same name
+        previous = out.get(source)
+        if previous is not None and previous.topic_id and current_id and previous.topic_id != current_id:
+            previous = None  # the state dir knew the deleted topic; the target knows the new one
+        parts = dict(previous.next_offsets) if previous is not None else {}
+        if parts.get(partition) != offset:
+            moved += 1
+        parts[partition] = offset
+        out[source] = TopicPosition((previous.topic_id if previous is not None else None) or committed_id or None,
+                                    parts)
+    notes = (f"flow {flow}: {moved} partition(s) continue from the positions committed on the target with their "
+             f"records (exactly once), not from the state dir's",) if moved else ()
+    return out, notes
+
+
 def advance(positions: Mapping[str, TopicPosition],
             summaries: Sequence[PartitionSummary]) -> dict[str, TopicPosition]:
     """Positions after a written batch: each partition moves to one past the last offset it read."""

@@ -236,8 +236,11 @@ def _names(partitions: Mapping[str, int]) -> str:
     return f"{len(names)} topics ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
 
 
+# The leader-epoch codes answer for a few seconds after a broker restarts (seen in the kill trial's broker
+# restart); librdkafka does not mark them retriable, Kafka's Java client does.
 _TRANSIENT_CODES = LEADERSHIP_CODES | {
-    KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.REQUEST_TIMED_OUT, KafkaError._TRANSPORT, KafkaError._TIMED_OUT}
+    KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.REQUEST_TIMED_OUT, KafkaError._TRANSPORT, KafkaError._TIMED_OUT,
+    KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.FENCED_LEADER_EPOCH}
 
 
 _OP_TYPES = {"SET": AlterConfigOpType.SET, "DELETE": AlterConfigOpType.DELETE}

@@ -66,6 +66,11 @@ class Engine(Protocol):
 
     def start_query(self, request: QueryRequest) -> Query: ...
 
+    def take_over_transactions(self, flow: FlowConfig) -> Mapping[tuple[str, int], tuple[int, str]]:
+        """Exactly once, before a query: fence the flow's transactional ids on the target; its committed
+        positions, (remote topic, partition) -> (next source offset, source topic id or "")."""
+        ...
+
     def stop(self) -> None: ...
 
 
@@ -128,6 +133,12 @@ class SparkEngine:
                 self._starting = None  # the next flow to start tries again
                 raise
         return self._spark
+
+    def take_over_transactions(self, flow: FlowConfig) -> Mapping[tuple[str, int], tuple[int, str]]:
+        from sparkmirror.pipeline.transactions import take_over
+
+        return take_over(self.session(), flow.target, flow.transactional_id_prefix, flow.positions_group,
+                         flow.target_admin)
 
     def start_query(self, request: QueryRequest) -> SparkQuery:
         from sparkmirror.pipeline.flow import ReplicationFlow, WriterSpec

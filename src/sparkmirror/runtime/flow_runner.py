@@ -143,14 +143,19 @@ class FlowRunner:
             return
         stopped = time.monotonic()
         watermarks = self.source.watermarks_of(wanted)
+        # Exactly once: no task of an earlier query can commit from now on, and its commits are the positions.
+        committed = self._engine.take_over_transactions(self.flow) if self.control.exactly_once else {}
         with self._lock:
-            start = pos.plan_start(wanted, ids, watermarks, self._positions, self.flow.reset_policy, self.flow.name)
+            assert self.plan is not None
+            stored, taken_over = pos.with_committed(self._positions, committed, self.plan.remote_topics, ids,
+                                                    self.flow.name)
+            start = pos.plan_start(wanted, ids, watermarks, stored, self.flow.reset_policy, self.flow.name)
             positions = {**(self._positions or {}), **start.positions(ids)}
             write_positions(self._positions_file, positions)  # atomic: fsync, then os.replace
             self._positions = positions
         for line in start.warnings:
             logger.warning("%s", line)
-        for line in start.notes:
+        for line in (*taken_over, *start.notes):
             logger.info("%s", line)
         self.assignment, self.topic_ids, self.failure = wanted, ids, None
         # Where "caught up" is, for a Real-Time Mode query (micro-batch uses Spark's availableNow).

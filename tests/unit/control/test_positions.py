@@ -1,4 +1,12 @@
-from sparkmirror.control.positions import TopicPosition, advance, from_json, plan_start, to_json, written_again
+from sparkmirror.control.positions import (
+    TopicPosition,
+    advance,
+    from_json,
+    plan_start,
+    to_json,
+    with_committed,
+    written_again,
+)
 from sparkmirror.model import PartitionSummary
 
 
@@ -55,3 +63,26 @@ def test_records_at_offsets_already_passed_are_counted_as_written_again():
     assert written_again(positions, [retried, fresh, unknown]) == 20
     within = PartitionSummary("orders", 0, 5, 0, 5, 90, (85, 89), (600, 604))  # all of it before the position
     assert written_again(positions, [within]) == 5
+
+
+def test_committed_positions_win_over_the_state_dirs_and_a_note_says_so():
+    stored = {"t": TopicPosition("id1", {0: 10, 1: 20})}
+    committed = {("A.t", 0): (15, "id1"), ("A.t", 1): (20, "id1"), ("A.gone", 0): (9, "x")}
+    out, notes = with_committed(stored, committed, {"t": "A.t"}, {"t": "id1"}, "A->B")
+    assert out == {"t": TopicPosition("id1", {0: 15, 1: 20})}
+    assert notes == ("flow A->B: 1 partition(s) continue from the positions committed on the target with their "
+                     "records (exactly once), not from the state dir's",)
+
+
+def test_a_lost_state_dir_continues_from_the_committed_positions():
+    out, _ = with_committed(None, {("A.t", 0): (15, "id1")}, {"t": "A.t"}, {"t": "id1"}, "A->B")
+    assert out == {"t": TopicPosition("id1", {0: 15})}
+    assert with_committed(None, {}, {"t": "A.t"}, {"t": "id1"}, "A->B") == (None, ())
+
+
+def test_positions_committed_for_a_deleted_topic_of_the_same_name_do_not_count():
+    stored = {"t": TopicPosition("old", {0: 500})}
+    out, notes = with_committed(stored, {("A.t", 0): (500, "old")}, {"t": "A.t"}, {"t": "new"}, "A->B")
+    assert out == stored and notes == ()  # plan_start then restarts the re-created topic from its beginning
+    out, _ = with_committed(stored, {("A.t", 0): (4, "new")}, {"t": "A.t"}, {"t": "new"}, "A->B")
+    assert out == {"t": TopicPosition("new", {0: 4})}  # committed after the re-creation: it wins

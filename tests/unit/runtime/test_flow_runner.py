@@ -7,6 +7,7 @@ import json
 from tests.unit.fakes import FakeClients, FakeCluster, FakeEngine, load
 from tests.unit.properties_text import A_TO_B_ORDERS as TEXT
 
+from sparkmirror.control.positions import TopicPosition, from_json, to_json
 from sparkmirror.model import PartitionSummary
 from sparkmirror.runtime.flow_runner import FlowRunner
 
@@ -102,3 +103,23 @@ def test_stop_stops_the_query_closes_the_clients_and_nothing_starts_afterwards(t
     a.add_topic("orders-eu", 1)
     assert run.refresh() is False
     assert len(engine.queries) == 1 and run.status().state == "stopped"
+
+
+def test_exactly_once_starts_from_the_positions_committed_on_the_target_not_the_state_dirs(tmp_path):
+    (tmp_path / "positions.json").write_text(json.dumps(to_json({"orders": TopicPosition(None, {0: 5, 1: 7})})))
+    run, a, _, engine = runner(tmp_path, "A->B.exactly.once.support = required\n")
+    a.add_topic("orders", 2, end=50)
+    engine.committed = {("A.orders", 0): (30, "")}  # committed with its records; the crash came before the save
+    run.start()
+    assert engine.take_overs == 1
+    assert dict(engine.queries[-1].request.offsets["orders"]) == {0: 30, 1: 7}
+    assert from_json(saved(tmp_path))["orders"].next_offsets == {0: 30, 1: 7}
+
+
+def test_at_least_once_never_takes_over_transactions(tmp_path):
+    run, a, _, engine = runner(tmp_path)
+    a.add_topic("orders", 1, end=50)
+    engine.committed = {("A.orders", 0): (30, "")}
+    run.start()
+    assert engine.take_overs == 0
+    assert dict(engine.queries[-1].request.offsets["orders"]) == {0: 0}

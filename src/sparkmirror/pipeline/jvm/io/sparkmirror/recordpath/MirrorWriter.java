@@ -67,7 +67,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private transient volatile String error;
     private transient long sending;  // the record in send(): the producer reports a refusal during the call
     private transient String transactionalId;  // this task's, when exactly once
-    private transient Map<TopicPartition, Long> committed;  // the next source offset per remote partition
+    private transient Map<TopicPartition, OffsetAndMetadata> committed;  // per remote partition: next source
+                                                                          // offset, source topic id
     private transient volatile boolean mayReport;  // exactly once: only once the transaction is committed
 
     /** {@code spec}: JSON with channel, target, producer (Java client settings), producer_slots (producers
@@ -128,12 +129,12 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         transactionalId = id;
         mayReport = false;
         try {
-            producer = Transactions.producer(producerConfig, id);
+            producer = Transactions.producer(producerConfig, id, channelId);
             try {
                 producer.beginTransaction();
             } catch (RuntimeException e) {  // fenced by another attempt, or left in a transaction: start afresh
                 Transactions.discard(id, producer);
-                producer = Transactions.producer(producerConfig, id);
+                producer = Transactions.producer(producerConfig, id, channelId);
                 producer.beginTransaction();
             }
             committed = Transactions.committed(targetAdmin, positionsGroup);
@@ -293,8 +294,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
                     Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
                     for (Partition p : partitions.values()) {
                         if (p.log.seenNext() > p.committedNext) {
-                            next.put(new TopicPartition(p.log.remoteTopic, p.log.partition),
-                                     new OffsetAndMetadata(p.log.seenNext()));
+                            next.put(new TopicPartition(p.log.remoteTopic, p.log.partition), new OffsetAndMetadata(
+                                p.log.seenNext(), sourceTopicIds.getOrDefault(p.log.topic, "")));
                         }
                     }
                     if (!next.isEmpty()) {
@@ -401,20 +402,27 @@ public final class MirrorWriter extends ForeachWriter<Row> {
                 throw new RecordPathException("no remote topic planned for source topic '" + topic + "'");
             }
             this.log = new PartitionLog(topic, partition, remote);
-            this.committedNext = committed == null ? -1L : committedNext(new TopicPartition(remote, partition));
+            this.committedNext = committed == null ? -1L : committedNext(topic, new TopicPartition(remote, partition));
         }
 
-        private long committedNext(TopicPartition remote) {
-            Long known = committed.get(remote);
-            if (known != null) {
-                return known;
-            }
+        /** The next source offset committed for the partition, -1 for none; a position committed for an earlier
+         * topic of the same name (its id, kept as the offset's metadata, differs) does not count. */
+        private long committedNext(String topic, TopicPartition remote) {
+            OffsetAndMetadata known;
             try {
-                return Transactions.committedOf(targetAdmin, positionsGroup, remote);
+                known = committed.containsKey(remote) ? committed.get(remote)
+                    : Transactions.committedOf(targetAdmin, positionsGroup, remote);
             } catch (Exception e) {
                 throw new RecordPathException("reading the committed position of " + remote + " on cluster '"
                     + target + "' failed: " + e.getMessage() + " (" + e.getClass().getSimpleName() + ")");
             }
+            if (known == null) {
+                return -1L;
+            }
+            String planned = sourceTopicIds.get(topic);
+            String was = known.metadata();
+            boolean sameTopic = planned == null || planned.isEmpty() || was == null || was.isEmpty() || was.equals(planned);
+            return sameTopic ? known.offset() : -1L;
         }
 
         @Override
