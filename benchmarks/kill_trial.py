@@ -291,7 +291,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--record-size", type=int, default=1024, help="value bytes per record")
     p.add_argument("--trigger", choices=("micro-batch", "real-time"), default="micro-batch",
                    help="sparkmirror's trigger mode")
-    p.add_argument("--only", choices=REPLICATORS, help="trial one replicator only")
+    p.add_argument("--only", help="comma-separated replicators to trial, of " + ", ".join(REPLICATORS))
     p.add_argument("--cores", type=int, default=2,
                    help="tasks.max of both; sparkmirror's local[N] or, on the Spark cluster, its executor cores")
     p.add_argument("--spark-workers", type=int, default=2,
@@ -308,7 +308,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("need 0 <= --min-delay-s <= --max-delay-s")
     if args.kills < 0 or args.spark_workers < 0:
         p.error("--kills and --spark-workers cannot be negative")
-    args.replicators = [args.only] if args.only else list(REPLICATORS)
+    args.replicators = [n.strip() for n in args.only.split(",")] if args.only else list(REPLICATORS)
+    if unknown := [n for n in args.replicators if n not in REPLICATORS]:
+        p.error(f"unknown replicator(s) {', '.join(unknown)}; choose from {', '.join(REPLICATORS)}")
     return args
 
 
