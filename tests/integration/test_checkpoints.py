@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, Producer
 
 from sparkmirror import client
 from sparkmirror.kafka.internal_log import read_internal_topic
@@ -200,3 +200,42 @@ def test_group_offset_sync_skips_active_groups_and_never_rewinds(clusters, creat
         stop.set()
         thread.join(10)
         member.close()
+
+
+def aborted_transaction(bootstrap: str, topic: str, partitions: int, tag: str) -> None:
+    """Records of an aborted transaction in every partition: offsets a read_committed consumer never sees."""
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"aborted-{tag}"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for p in range(partitions):
+        for i in range(3):
+            producer.produce(topic, key=b"k", value=f"aborted-{tag}-{i}".encode(), partition=p)
+    producer.abort_transaction(30)
+
+
+def test_exactly_once_translates_exactly_across_its_markers_and_aborted_records(clusters, create_topic,
+                                                                               mm2_properties, run_caught_up,
+                                                                               unique, tmp_path):
+    """With exactly once, the remote topic holds a commit marker after every transaction and the records of
+    aborted ones (here written beside sparkmirror's, as a killed run leaves them): a group that processed
+    `count` records on A still resumes on B at exactly the next one."""
+    topic, group = f"cp-eos-{unique}", f"g-{unique}"
+    remote = f"A.{topic}"
+    create_topic("A", topic, 2)
+    create_topic("B", remote, 2)
+    aborted_transaction(clusters.target, remote, 2, f"{unique}-first")
+    produce(clusters.source, topic, records(f"{unique}a", 30, 2))
+    path = mm2_properties(topic, "A->B.exactly.once.support = required\nsparkmirror.max.offsets.per.trigger = 6\n")
+    run_caught_up(path, tmp_path / "state")
+    aborted_transaction(clusters.target, remote, 2, f"{unique}-middle")
+    produce(clusters.source, topic, records(f"{unique}b", 30, 2))
+    run_caught_up(path, tmp_path / "state")
+    for p in (0, 1):
+        downstream = [o for o, _ in partition_values(clusters.target, remote, p)]
+        assert len(downstream) == 30 and downstream != list(range(30)), "no markers or aborted records on B"
+        for count in (0, 1, 7, 15, 16, 29, 30):
+            commit(clusters.source, group, {(topic, p): positions_after(clusters, topic, p, [count])[count]})
+            row = next(r for r in client.translate_offsets(path, group, "A", "B").partitions
+                       if (r.topic, r.partition) == (topic, p))
+            assert row.downstream_offset is not None, row
+            assert_resumes_exactly(clusters, topic, p, count, row.downstream_offset)
