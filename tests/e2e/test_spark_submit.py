@@ -17,6 +17,7 @@ import pytest
 from sparkmirror.jars import pyspark_jars_dir
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.testing import watchdog
+from sparkmirror.testing.processes import alive, children, command_line
 from sparkmirror.testing.records import read_all
 
 from .conftest import cli_command
@@ -59,10 +60,9 @@ def submit(tmp_path):
 
 def python_driver(submit_pid: int) -> int:
     """The Python program spark-submit's JVM runs: SIGTERM stops it as it stops `sparkmirror run`."""
-    children = [pid for task in Path(f"/proc/{submit_pid}/task").iterdir()
-                for pid in (task / "children").read_text().split()]
-    drivers = [int(pid) for pid in children if "spark_submit.py" in Path(f"/proc/{pid}/cmdline").read_text()]
-    assert len(drivers) == 1, f"one Python driver under spark-submit, found {drivers} among {children}"
+    found = children(submit_pid)
+    drivers = [pid for pid in found if "spark_submit.py" in (command_line(pid) or "")]
+    assert len(drivers) == 1, f"one Python driver under spark-submit, found {drivers} among {found}"
     return drivers[0]
 
 
@@ -113,12 +113,6 @@ def test_the_python_driver_ends_with_spark_submits_jvm(clusters, submit, tmp_pat
     driver = python_driver(run.pid)
     run.send_signal(signal.SIGTERM)
     run.wait(STOP_TIMEOUT_S)
-    wait_for(lambda: not Path(f"/proc/{driver}").exists() or "Z" in stat_state(driver), STOP_TIMEOUT_S,
+    wait_for(lambda: not alive(driver), STOP_TIMEOUT_S,
              "the Python driver to end after spark-submit's JVM")  # its output went through the JVM: gone too
 
-
-def stat_state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except FileNotFoundError:
-        return "gone"

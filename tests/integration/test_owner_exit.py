@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from sparkmirror.testing.kafka_cluster import LocalKafkaCluster
+from sparkmirror.testing.processes import alive, group_members
 
 from .conftest import wait_until
-from .processes import alive, group_members
 
 GONE_S = 30.0  # the watchdog's SIGTERM, a broker's shutdown, and SIGKILL after its 5 s grace period
 

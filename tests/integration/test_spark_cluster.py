@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sparkmirror.testing import watchdog
+from sparkmirror.testing.processes import alive, group_members, process_tree
 from sparkmirror.testing.spark_cluster import LocalSparkCluster
 
 from .conftest import wait_until
-from .processes import alive, group_members, process_tree
 
 JOB_TIMEOUT_S = 180.0  # a session whose two executors must register, and an 8-task job, on 2 loaded cores
 GONE_S = 30.0  # the watchdog's SIGTERM, the daemons' shutdown, and SIGKILL after the 5 s grace period

@@ -38,13 +38,29 @@ def group_members(pgid: int) -> list[int]:
 
 def process_tree(root: int) -> dict[int, str]:
     """`root` and its live descendants, whatever their process group, each with its command line."""
-    children: dict[int, list[int]] = {}
+    by_parent: dict[int, list[int]] = {}
     for pid, fields in _live_processes().items():
-        children.setdefault(int(fields[1]), []).append(pid)
+        by_parent.setdefault(int(fields[1]), []).append(pid)
     tree, todo = {}, [root]
     while todo:
         pid = todo.pop()
-        with contextlib.suppress(OSError), open(f"/proc/{pid}/cmdline", "rb") as f:
-            tree[pid] = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-            todo += children.get(pid, [])
+        command = command_line(pid)
+        if command is not None:
+            tree[pid] = command
+            todo += by_parent.get(pid, [])
     return tree
+
+
+def command_line(pid: int) -> str | None:
+    """The process's arguments joined by spaces, or None once it has gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return None
+
+
+def children(parent: int) -> list[int]:
+    """Live processes whose parent is `parent`, from each process's own stat: /proc/<pid>/task/*/children
+    races threads that end while it is read."""
+    return [pid for pid, fields in _live_processes().items() if int(fields[1]) == parent]
