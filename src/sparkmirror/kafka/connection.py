@@ -23,6 +23,9 @@ from sparkmirror.kafka.tls_failures import is_tls_alert, tls_key_to_fix
 logger = logging.getLogger(__name__)
 
 CALL_TIMEOUT_S = 30.0
+ANSWER_BACKSTOP_S = 1.0
+"""How much longer than a call's request_timeout to wait for its future: librdkafka ends a timed-out request
+on its own timer, and a wait of the same length can lose that race and hide the broker's answer."""
 
 _CONNECTION_LOST_CODES = frozenset({KafkaError._ALL_BROKERS_DOWN, KafkaError._TRANSPORT})
 _TIMEOUT_CODES = frozenset({KafkaError._TIMED_OUT, KafkaError.REQUEST_TIMED_OUT})

@@ -16,7 +16,7 @@ from typing import Any
 from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaError, KafkaException, TopicPartition
 
 from sparkmirror.errors import AdminOperationError
-from sparkmirror.kafka.connection import CALL_TIMEOUT_S, AdminConnection
+from sparkmirror.kafka.connection import ANSWER_BACKSTOP_S, CALL_TIMEOUT_S, AdminConnection
 from sparkmirror.kafka.failures import UNREACHABLE_CODES, kafka_error, operation_error
 
 __all__ = ["ConsumerGroups", "GroupState", "GroupOffsets"]
@@ -132,7 +132,7 @@ class ConsumerGroups(AdminConnection):
               ok_codes: tuple[int, ...] = ()) -> Any:
         """The future's result; None for an error in `ok_codes`; an AdminOperationError for any other."""
         try:
-            return self._result(future, timeout_s + 1.0, operation)  # request_timeout fires first; the backstop
+            return self._result(future, timeout_s + ANSWER_BACKSTOP_S, operation)
         except KafkaException as exc:
             err = kafka_error(exc)
             if err is None:

@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -124,11 +123,8 @@ public final class Transactions {
                 Thread.sleep(50);
             }
         }
-        Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group,
-                new ListConsumerGroupOffsetsOptions().requireStable(true))
-            .partitionsToOffsetAndMetadata().get(remaining(deadline), TimeUnit.MILLISECONDS);
         List<Object> out = new ArrayList<>();
-        offsets.forEach((tp, om) -> {
+        committed(adminConfig, group, remaining(deadline)).forEach((tp, om) -> {
             if (om != null) {
                 out.add(List.of(tp.topic(), tp.partition(), om.offset(), om.metadata() == null ? "" : om.metadata()));
             }
@@ -140,10 +136,15 @@ public final class Transactions {
      * fenced the attempt before it): a partition absent here may still have a commit being completed. */
     static Map<TopicPartition, OffsetAndMetadata> committed(Map<String, String> adminConfig, String group)
             throws Exception {
-        Map<TopicPartition, OffsetAndMetadata> offsets = admin(adminConfig).listConsumerGroupOffsets(group,
+        return committed(adminConfig, group, POSITIONS_TIMEOUT_MS);
+    }
+
+    /** As {@link #committed(Map, String)}, within {@code timeoutMs}; a null value: no committed position. */
+    private static Map<TopicPartition, OffsetAndMetadata> committed(Map<String, String> adminConfig, String group,
+            long timeoutMs) throws Exception {
+        return admin(adminConfig).listConsumerGroupOffsets(group,
                 new ListConsumerGroupOffsetsOptions().requireStable(true))
-            .partitionsToOffsetAndMetadata().get(POSITIONS_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-        return new LinkedHashMap<>(offsets);  // a null value: the partition has no committed position
+            .partitionsToOffsetAndMetadata().get(timeoutMs, TimeUnit.MILLISECONDS);
     }
 
     /** The committed position of one remote partition, null when none was: asked by name, so a partition
