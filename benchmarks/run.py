@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks import dataset
-from benchmarks.latency import measure_latency
+from benchmarks.latency import measure_direct_latency, measure_latency
 from benchmarks.metrics_cost import markdown as metrics_cost_markdown
 from benchmarks.metrics_cost import run_metrics_cost
 from benchmarks.mm2_offsets import CommittedSourceOffsets, untransactional_partitions
@@ -163,6 +163,12 @@ def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, res
         for trigger in args.latency_triggers:
             runner = SparkmirrorRunner(base.source, base.target, base.cores, base.workdir, trigger)
             runners[runner.name] = runner
+    _create(src_admin, {"latency-direct": args.partitions})
+    log(f"direct: latency of a consumer on the source itself at {args.latency_rate_mb} MB/s")
+    direct = measure_direct_latency(src, "latency-direct", args.partitions, args.latency_rate_mb,
+                                    args.latency_seconds, args.record_size)
+    result["replicators"].setdefault("direct", {}).update({k: direct[k] for k in ("p50_ms", "p99_ms", "max_ms")})
+    log(f"direct: {direct}")
     for name, runner in runners.items():
         topic = f"latency-{name}"
         _create(src_admin, {topic: args.partitions})
@@ -271,17 +277,25 @@ def main(argv: list[str] | None = None) -> int:
                              ("scale", run_scale)):
                 if mode in args.modes:
                     fn(args, src, tgt, runners, result)
+    except Exception as exc:  # the rows measured so far are kept, marked failed, before the error is raised
+        result["failed"] = f"{type(exc).__name__}: {str(exc)[:2000]}"
+        raise
     finally:
         for c in clusters:
             c.stop()
+        write_result(args, result, started)
+    return 0
+
+
+def write_result(args: argparse.Namespace, result: dict, started: float) -> None:
     ratios(result)
     result["total_s"] = round(time.monotonic() - started, 1)
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"bench-{datetime.now(UTC):%Y%m%dT%H%M%SZ}{'-quick' if args.quick else ''}.json"
+    failed = "-failed" if "failed" in result else ""
+    path = args.out / f"bench-{datetime.now(UTC):%Y%m%dT%H%M%SZ}{'-quick' if args.quick else ''}{failed}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(markdown(result))
     log(f"result written to {path} (total {result['total_s']} s)")
-    return 0
 
 
 if __name__ == "__main__":

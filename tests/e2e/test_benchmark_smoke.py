@@ -28,6 +28,8 @@ def test_quick_benchmark_reports_every_field(tmp_path):
         for field in LATENCY:
             assert report["replicators"][name][field] >= 0, (name, field)
         assert report["replicators"][name]["latency_cpu_s_per_million_records"] > 0, name
+    for field in LATENCY:  # the floor: a consumer on the source itself, no replicator
+        assert report["replicators"]["direct"][field] >= 0, ("direct", field)
     for name in ("mm2", "sparkmirror", "sparkmirror-exactly-once"):
         assert report["replicators"][name]["cpu_s_per_million_records"] > 0, name
         for field in PER_REPLICATOR:
