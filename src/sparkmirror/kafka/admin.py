@@ -10,7 +10,6 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Protocol
 
 from confluent_kafka import KafkaError, KafkaException, TopicCollection, TopicPartition, Uuid
@@ -25,9 +24,9 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
+from sparkmirror.errors import ClusterUnreachableError
 from sparkmirror.kafka.acls import AclAdmin
-from sparkmirror.kafka.connection import ANSWER_BACKSTOP_S, CALL_TIMEOUT_S
+from sparkmirror.kafka.connection import CALL_TIMEOUT_S
 from sparkmirror.kafka.failures import (
     AUTHORIZATION_CODES,
     LEADERSHIP_CODES,
@@ -219,10 +218,6 @@ class ClusterAdmin(AclAdmin):
                 if not _is_transient(kafka_error(exc)) or time.monotonic() > deadline:
                     raise operation_error(self.alias, f"list offsets of {_names(partitions)}", exc) from None
                 time.sleep(0.2)
-            except FutureTimeout:
-                self._raise_if_refused()
-                raise AdminOperationError(self.alias, f"list offsets of {_names(partitions)}",
-                                          f"no answer within {timeout_s:.0f} s", self._unreachable_hint()) from None
 
     def _list_offsets(self, partitions: Mapping[str, int], spec: OffsetSpec,
                       timeout_s: float) -> dict[tuple[str, int], int]:
@@ -230,8 +225,8 @@ class ClusterAdmin(AclAdmin):
         if not request:
             return {}
         futures = self._admin.list_offsets(request, request_timeout=timeout_s)
-        return {(tp.topic, tp.partition): self._result(f, timeout_s + ANSWER_BACKSTOP_S, "list offsets").offset
-                for tp, f in futures.items()}
+        operation = f"list offsets of {_names(partitions)}"
+        return {(tp.topic, tp.partition): self._answer(f, timeout_s, operation).offset for tp, f in futures.items()}
 
 
 def _names(partitions: Mapping[str, int]) -> str:

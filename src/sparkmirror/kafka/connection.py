@@ -15,7 +15,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
-from sparkmirror.errors import ClusterAuthenticationError, SecurityProtocolMismatchError
+from sparkmirror.errors import AdminOperationError, ClusterAuthenticationError, SecurityProtocolMismatchError
 from sparkmirror.kafka.failures import kafka_error, unreachable_hint
 from sparkmirror.kafka.protocol_mismatch import FailureLog, latest_mismatch
 from sparkmirror.kafka.tls_failures import is_tls_alert, tls_key_to_fix
@@ -122,6 +122,16 @@ class AdminConnection:
             raise
         self._renewal.answered()
         return result
+
+    def _answer(self, future: Future, timeout_s: float, operation: str) -> object:
+        """The result of a call made with `request_timeout=timeout_s`, waited for `ANSWER_BACKSTOP_S` longer; a
+        future that never answers becomes an AdminOperationError naming `operation` and the fix."""
+        try:
+            return self._result(future, timeout_s + ANSWER_BACKSTOP_S, operation)
+        except FutureTimeout:
+            self._raise_if_refused()
+            raise AdminOperationError(self.alias, operation, f"no answer within {timeout_s:.0f} s",
+                                      self._unreachable_hint()) from None
 
     def _raise_if_refused(self) -> None:
         self._admin.poll(0)  # serves error_cb and the logger

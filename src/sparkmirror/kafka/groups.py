@@ -9,14 +9,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaError, KafkaException, TopicPartition
 
 from sparkmirror.errors import AdminOperationError
-from sparkmirror.kafka.connection import ANSWER_BACKSTOP_S, CALL_TIMEOUT_S, AdminConnection
+from sparkmirror.kafka.connection import CALL_TIMEOUT_S, AdminConnection
 from sparkmirror.kafka.failures import UNREACHABLE_CODES, kafka_error, operation_error
 
 __all__ = ["ConsumerGroups", "GroupState", "GroupOffsets"]
@@ -132,7 +131,7 @@ class ConsumerGroups(AdminConnection):
               ok_codes: tuple[int, ...] = ()) -> Any:
         """The future's result; None for an error in `ok_codes`; an AdminOperationError for any other."""
         try:
-            return self._result(future, timeout_s + ANSWER_BACKSTOP_S, operation)
+            return self._answer(future, timeout_s, operation)
         except KafkaException as exc:
             err = kafka_error(exc)
             if err is None:
@@ -142,10 +141,6 @@ class ConsumerGroups(AdminConnection):
             if err.code() in UNREACHABLE_CODES:
                 self._raise_if_refused()
             raise self._error(operation, err, group) from None
-        except FutureTimeout:
-            self._raise_if_refused()
-            raise AdminOperationError(self.alias, operation, f"no answer within {timeout_s:.0f} s",
-                                      self._unreachable_hint()) from None
 
     def _error(self, operation: str, err: KafkaError, group: str = "") -> AdminOperationError:
         """An AdminOperationError for a broker or client error code, with the fix when one is known."""
