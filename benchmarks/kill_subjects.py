@@ -35,7 +35,7 @@ class Subject:
     runner: MirrorMakerRunner | SparkmirrorRunner
     no_executors: str | None = None  # why it has no executor JVMs to kill (MM2, local mode); None if it has
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
-    groups: list[int] = field(default_factory=list)  # each process's group (MM2's is led by its watchdog)
+    groups: list[int] = field(default_factory=list)  # each process's group, led by its watchdog
     logs: list[Path] = field(default_factory=list)  # sparkmirror: one log per process; MM2: one folder
 
     def start(self) -> subprocess.Popen[bytes]:
@@ -53,7 +53,7 @@ class Subject:
     def crash(self) -> None:
         """kill -9 the latest process's group and wait until all of its processes are gone."""
         crash(self.procs[-1], self.groups[-1])
-        self.runner.stop()  # the process is gone: this only releases MM2's watchdog
+        self.runner.stop()  # the process is gone: this only releases its watchdog
 
     def kill_all(self) -> list[int]:
         """Whatever still runs, on any exit path; returns the processes that survived even SIGKILL.

@@ -16,6 +16,7 @@ from benchmarks.measure import TreeSampler, Usage
 from sparkmirror import jars
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.groups import ConsumerGroups
+from sparkmirror.testing import watchdog
 from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
 from sparkmirror.testing.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
 
@@ -42,24 +43,39 @@ def _mm2_properties(source: str, target: str, topics: str, tasks: int, extra: st
             f"tasks.max = {tasks}\n{SINGLE_BROKER}{CONNECT_SINGLE_BROKER}{extra}")
 
 
+_watchdogs: dict[subprocess.Popen[bytes], watchdog.Watchdog] = {}
+"""The watchdog of each process start_sparkmirror started, until stop_process_group has seen it end."""
+
+
 def start_sparkmirror(config: Path, run_dir: Path, log: Path, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
-    """`sparkmirror run` on a properties file, in its own process group, state under `run_dir`; `args` are
-    further options of `run` (e.g. `--metrics-port`)."""
+    """`sparkmirror run` on a properties file, state under `run_dir`; `args` are further options of `run` (e.g.
+    `--metrics-port`). It runs in a process group of its own led by a watchdog (testing/watchdog.py), so the
+    group ends with this process even when it is killed (SIGTERM, SIGKILL); stop it with stop_process_group."""
     with open(log, "wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "sparkmirror", "run", "--config", str(config),
-                                 "--state-dir", str(run_dir / "state"), *args], stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc, dog = watchdog.spawn([sys.executable, "-m", "sparkmirror", "run", "--config", str(config),
+                                    "--state-dir", str(run_dir / "state"), *args], stdout=out,
+                                   stderr=subprocess.STDOUT)
+    _watchdogs[proc] = dog
+    return proc
 
 
 def stop_process_group(proc: subprocess.Popen[bytes] | None, timeout_s: float = 60.0) -> None:
-    """SIGTERM the process group (a clean stop), SIGKILL it if it is still there after `timeout_s`."""
-    if proc is not None and proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
+    """SIGTERM the process group (a clean stop), SIGKILL it if it is still there after `timeout_s`; then
+    release its watchdog (also after the process ended otherwise, e.g. a SIGKILL of the kill trial)."""
+    if proc is None:
+        return
+    dog = _watchdogs.get(proc)
+    group = dog.pgid if dog is not None else proc.pid  # the watchdog leads the group, and ignores the SIGTERM
+    if proc.poll() is None:
+        os.killpg(group, signal.SIGTERM)
         try:
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(group, signal.SIGKILL)
             proc.wait()
+    if dog is not None:
+        del _watchdogs[proc]
+        dog.release()
 
 
 def tail(path: Path | None, lines: int = 30) -> str:
@@ -194,12 +210,13 @@ def mm2_exactly_once_runner(source: str, target: str, cores: int, workdir: Path)
 EXACTLY_ONCE_POSITIONS = "__sparkmirror-positions-eossrc-tgt"  # FlowConfig.positions_group of eossrc->tgt
 
 
-def committed_positions(target: str, group: str, topics: Collection[str]) -> int:
-    """An exactly-once flow's copied records in `topics` (remote names): the sum of the source offsets its
-    transactions committed to its positions group (the backlog starts at offset 0 and has no gaps; the remote
-    topics' offsets count transaction markers too). Its other topics, such as `heartbeats`, are left out."""
-    offsets = ConsumerGroups("target", {"bootstrap.servers": target}).committed([group]).get(group, {})
-    return sum(offset for (topic, _), (offset, _) in offsets.items() if topic in topics)
+def committed_positions(target: str, group: str, partitions: Collection[tuple[str, int]]) -> int:
+    """An exactly-once flow's copied records in `partitions` ((remote topic, partition) pairs): the sum of the source
+    offsets its transactions committed to its positions group there (the backlog starts at offset 0 and has no
+    gaps; the remote topics' offsets count transaction markers too). Its other topics, such as `heartbeats`, are
+    not asked for."""
+    offsets = ConsumerGroups("target", {"bootstrap.servers": target}).committed([group], partitions).get(group, {})
+    return sum(offset for offset, _ in offsets.values())
 
 
 def measure_copy(runner: MirrorMakerRunner | SparkmirrorRunner, topics_regex: str, remote: dict[str, int],
@@ -250,14 +267,22 @@ def measure_limit(target: str, topic: str, records: int, record_size: int, targe
            "--topic", topic, "--num-records", str(records), "--record-size", str(record_size),
            "--throughput", "-1", "--producer-props", f"bootstrap.servers={target}", "acks=all"]
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    sampler = TreeSampler(proc.pid)
-    sampler.start()
-    assert proc.stdout is not None
-    lines = [raw.decode(errors="replace") for raw in proc.stdout]
-    usage = sampler.stop()
-    proc.wait()
-    wall = time.monotonic() - started
+    proc, dog = watchdog.spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        sampler = TreeSampler(proc.pid)
+        sampler.start()
+        assert proc.stdout is not None
+        lines = [raw.decode(errors="replace") for raw in proc.stdout]
+        usage = sampler.stop()
+        proc.wait()
+        wall = time.monotonic() - started
+    finally:
+        if proc.poll() is None:  # an error or an interrupt while it ran: end its group
+            os.killpg(dog.pgid, signal.SIGKILL)
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        dog.release()
     # Progress lines share the summary's format; the summary alone also lists percentiles.
     final = [m for line in lines if "50th" in line and (m := _PERF_LINE.search(line))]
     if proc.returncode != 0 or not final:

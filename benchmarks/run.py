@@ -140,7 +140,8 @@ def copied_counter(name: str, target: str, remote: dict[str, int]) -> Iterator[C
     offsets); the others' offsets do. MM2's count is then checked to have come with transaction markers in
     every partition it copied, so a row that quietly wrote without transactions fails instead."""
     if name == "sparkmirror-exactly-once":
-        yield lambda: committed_positions(target, EXACTLY_ONCE_POSITIONS, remote)
+        partitions = [(topic, p) for topic, count in remote.items() for p in range(count)]
+        yield lambda: committed_positions(target, EXACTLY_ONCE_POSITIONS, partitions)
     elif name == "mm2-exactly-once":
         offsets = CommittedSourceOffsets(target, MM2_EXACTLY_ONCE_ALIAS, remote)
         try:

@@ -163,7 +163,10 @@ def translate_offsets(config: ConfigLike, group: str, source: str, target: str) 
                             f"'{forward.checkpoints_topic}' on '{target}'")
         ends = _ends(target_admin, {(r.remote_topic, r.partition) for r in rows if r.remote_topic})
         return OffsetTranslation(group, source, target, "checkpoints", with_lag(rows, ends), warnings)
-    committed = ConsumerGroups(source, _settings(forward, source)).committed([group]).get(group, {})
+    # Every partition of the source: plan_move reports each committed offset, those of topics no flow replicates
+    # too (as untranslatable), and Kafka drops the offsets of deleted topics.
+    every_partition = [(topic, p) for topic, count in source_admin.topic_partitions().items() for p in range(count)]
+    committed = ConsumerGroups(source, _settings(forward, source)).committed([group], every_partition).get(group, {})
     if not committed:
         warnings.append(f"group '{group}' has no committed offsets on '{source}'")
     forward_syncs = _flow_syncs(forward, _sync_index(forward))

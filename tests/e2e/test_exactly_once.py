@@ -58,7 +58,8 @@ def test_sigkills_mid_copy_leave_every_record_once_for_read_committed_consumers(
     positions = ConsumerGroups("B", {"bootstrap.servers": clusters.target})
 
     def all_committed() -> bool:  # the next source offsets the transactions committed: the whole backlog
-        committed = positions.committed([POSITIONS_GROUP]).get(POSITIONS_GROUP, {})
+        committed = positions.committed([POSITIONS_GROUP], [(remote, p) for p in range(PARTITIONS)]).get(
+            POSITIONS_GROUP, {})
         return sum(offset for offset, _ in committed.values()) >= RECORDS
     wait_for(all_committed, COPY_TIMEOUT_S, f"positions of all {RECORDS} records committed on B", last)
     os.killpg(last.pid, signal.SIGTERM)

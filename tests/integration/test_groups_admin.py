@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
 from sparkmirror.kafka.groups import ConsumerGroups, GroupState
@@ -66,10 +66,50 @@ def test_committed_group_is_listed_with_offsets_and_metadata(clusters, create_to
 
     assert group in groups.list_groups()
     assert missing not in groups.list_groups()
-    assert groups.committed([group, missing]) == {group: {(topic, 0): (4, "meta-p0"), (topic, 1): (6, "")},
-                                                  missing: {}}
+    asked = [(topic, 0), (topic, 1)]
+    assert groups.committed([group, missing], asked) == {group: {(topic, 0): (4, "meta-p0"), (topic, 1): (6, "")},
+                                                         missing: {}}
     # Kafka reports a group that does not exist as DEAD, without an error.
     assert groups.describe([group, missing]) == {group: GroupState("EMPTY", 0), missing: GroupState("DEAD", 0)}
+
+
+def test_committed_returns_only_the_asked_partitions_and_without_them_every_partition(clusters, create_topic,
+                                                                                     groups, unique):
+    topic, other, group = f"grp-part-{unique}", f"grp-part-other-{unique}", f"grp-part-{unique}"
+    create_topic("A", topic, 3)
+    create_topic("A", other, 1)
+    groups.alter_offsets(group, {(topic, 0): (1, "a"), (topic, 2): (3, "c"), (other, 0): (7, "")})
+
+    assert groups.committed([group], [(topic, 2), (other, 0), (topic, 1)]) == {
+        group: {(topic, 2): (3, "c"), (other, 0): (7, "")}}
+    assert groups.committed([group], [(f"grp-nowhere-{unique}", 0)]) == {group: {}}
+    assert groups.committed([group], []) == {group: {}}
+    # None: every partition of every topic the cluster lists.
+    assert groups.committed([group]) == {group: {(topic, 0): (1, "a"), (topic, 2): (3, "c"), (other, 0): (7, "")}}
+
+
+def test_offsets_committed_in_a_transaction_read_once_it_commits_not_while_it_is_open(clusters, create_topic,
+                                                                                      groups, unique):
+    """As exactly once commits its positions: Producer.send_offsets_to_transaction. The read asks for committed
+    offsets, not stable ones: an open transaction's offsets do not hold it up, nor show."""
+    topic, group = f"grp-txn-{unique}", f"grp-txn-{unique}"
+    create_topic("A", topic, 1)
+    producer = Producer({"bootstrap.servers": clusters.source, "transactional.id": f"grp-txn-{unique}"})
+    member = Consumer({"bootstrap.servers": clusters.source, "group.id": group})  # its metadata; never subscribes
+    try:
+        producer.init_transactions(30)
+        for offset, end in ((5, producer.commit_transaction), (9, None)):
+            producer.begin_transaction()
+            producer.produce(topic, value=b"v", partition=0)
+            producer.send_offsets_to_transaction([TopicPartition(topic, 0, offset, metadata="in-txn")],
+                                                 member.consumer_group_metadata(), 30)
+            if end is not None:
+                end(30)
+        assert groups.committed([group], [(topic, 0)], timeout_s=10) == {group: {(topic, 0): (5, "in-txn")}}
+        producer.abort_transaction(30)
+    finally:
+        member.close()
+        producer.flush(10)
 
 
 def test_polling_member_makes_the_group_stable_and_its_offsets_unalterable(clusters, create_topic, groups, unique):
@@ -94,8 +134,8 @@ def test_alter_offsets_of_an_empty_group_and_of_a_new_one(clusters, create_topic
     groups.alter_offsets(empty, {(topic, 0): (3, "synced"), (topic, 1): (5, "")})
     groups.alter_offsets(new, {(topic, 1): (2, "fresh")})
 
-    assert groups.committed([empty, new]) == {empty: {(topic, 0): (3, "synced"), (topic, 1): (5, "")},
-                                              new: {(topic, 1): (2, "fresh")}}
+    assert groups.committed([empty, new], [(topic, 0), (topic, 1)]) == {
+        empty: {(topic, 0): (3, "synced"), (topic, 1): (5, "")}, new: {(topic, 1): (2, "fresh")}}
     assert groups.describe([new]) == {new: GroupState("EMPTY", 0)}
     assert new in groups.list_groups()
 
@@ -109,6 +149,11 @@ def test_group_calls_on_an_unreachable_cluster_name_it_with_a_hint():
     groups = ConsumerGroups("Z", {"bootstrap.servers": "127.0.0.1:1"})
     with pytest.raises(AdminOperationError, match=r"list consumer groups on cluster 'Z'.*reachable"):
         groups.list_groups(timeout_s=2)
+    started = time.monotonic()
+    with pytest.raises(AdminOperationError,
+                       match=r"read committed offsets of group 'g1' on cluster 'Z'.*_TIMED_OUT.*reachable"):
+        groups.committed(["g1", "g2"], [("t", 0)], timeout_s=2)
+    assert time.monotonic() - started < 2 + 5
 
 
 def test_read_internal_topic_returns_records_with_headers_in_order(clusters, create_topic, unique):

@@ -54,6 +54,7 @@ class FakeCluster:
     logs: dict[str, list[Record]] = field(default_factory=dict)  # partition 0 of internal topics
     committed_offsets: dict[str, dict[tuple[str, int], tuple[int, str]]] = field(default_factory=dict)
     members: dict[str, int] = field(default_factory=dict)
+    committed_calls: list[tuple[list[str], set[tuple[str, int]]]] = field(default_factory=list)  # (groups, asked)
     created: list = field(default_factory=list)  # NewTopicSpecs, in order
     down: bool = False  # unreachable: probes and calls fail
     broken: bool = False  # answers probes, fails calls (a broker refusing requests)
@@ -156,8 +157,10 @@ class FakeCluster:
         self._check("list groups")
         return sorted(self.committed_offsets)
 
-    def committed(self, groups: list[str]):
-        return {g: dict(self.committed_offsets.get(g, {})) for g in groups}
+    def committed(self, groups: list[str], partitions):
+        asked = set(partitions)
+        self.committed_calls.append((list(groups), asked))
+        return {g: {tp: o for tp, o in self.committed_offsets.get(g, {}).items() if tp in asked} for g in groups}
 
     def describe(self, groups: list[str]):
         return {g: State("STABLE" if self.members.get(g) else "EMPTY", self.members.get(g, 0)) for g in groups}
@@ -272,6 +275,7 @@ class FakeEngine:
         self.fail_next: Exception | None = None
         self.committed: dict[tuple[str, int], tuple[int, str]] = {}  # the target's positions group
         self.take_overs = 0
+        self.lost_because: str | None = None  # set: the Spark driver ended
 
     def prepare(self, real_time_slots) -> None:
         self.prepared = True
@@ -279,6 +283,9 @@ class FakeEngine:
     def take_over_transactions(self, flow) -> dict[tuple[str, int], tuple[int, str]]:
         self.take_overs += 1
         return dict(self.committed)
+
+    def lost(self) -> str | None:
+        return self.lost_because
 
     def start_query(self, request) -> FakeQuery:
         if self.fail_next is not None:

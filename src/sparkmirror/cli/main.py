@@ -13,6 +13,7 @@ import click
 
 from sparkmirror.cli.common import MirrorMakerCommand, config_argument, config_path, guard, load
 from sparkmirror.cli.exit_codes import ExitStatus
+from sparkmirror.cli.exiting import EXIT_GRACE_S, exit_status, exit_within
 from sparkmirror.cli.logs import LOG_FORMATS, setup_logging
 from sparkmirror.cli.run import run
 from sparkmirror.cli.status import status
@@ -223,5 +224,12 @@ cli.add_command(status)
 
 
 def main() -> None:
-    cli(prog_name="sparkmirror")
+    try:
+        cli(prog_name="sparkmirror")
+    except SystemExit as done:  # click ends every command this way, with its exit status
+        exit_within(EXIT_GRACE_S, exit_status(done.code))
+        raise
+    except BaseException:  # --traceback lets errors through
+        exit_within(EXIT_GRACE_S, 1)
+        raise
 

@@ -55,7 +55,8 @@ class CheckpointMetrics:
 
 
 class Checkpointer:
-    """Runs on the supervisor's thread; `remote_topics` gives the flow's current source -> remote topics.
+    """Runs on the supervisor's thread; `remote_topics` gives the flow's current source -> remote topics and
+    `source_partitions` the source's topics -> partition counts (TopicAdmin.topic_partitions).
 
     Its clients are handed in: the source's and the target's groups, a reader of the offset syncs, a writer
     and a one-off reader of the checkpoints topic on the target.
@@ -63,9 +64,11 @@ class Checkpointer:
 
     def __init__(self, flow: FlowConfig, source_groups: GroupAdmin, target_groups: GroupAdmin, syncs: LogReader,
                  writer: LogWriter, read_checkpoints: Callable[[], Sequence[LogRecord]],
-                 remote_topics: Callable[[], Mapping[str, str]]) -> None:
+                 remote_topics: Callable[[], Mapping[str, str]],
+                 source_partitions: Callable[[], Mapping[str, int]]) -> None:
         self.flow = flow
         self._remote_topics = remote_topics
+        self._source_partitions = source_partitions
         self._source_groups = source_groups
         self._target_groups = target_groups
         self._syncs = syncs
@@ -93,8 +96,10 @@ class Checkpointer:
         groups = [g for g in self._source_groups.list_groups() if group_filter.should_replicate_group(g)]
         if not groups:
             return 0
-        committed = self._source_groups.committed(groups)
         remote_topics = self._remote_topics()
+        partitions = self._checkpointable(remote_topics)
+        committed = (self._source_groups.committed(groups, partitions) if partitions
+                     else {group: {} for group in groups})
         planned = time.monotonic()
         plan = plan_checkpoints(committed, remote_topics, self.index, self.last)
         for (group, topic, partition), why in plan.untranslated.items():
@@ -110,6 +115,18 @@ class Checkpointer:
                         len(plan.emit), len({c.group for c in plan.emit}), self.flow.checkpoints_topic)
         self._record_group_lag(committed, remote_topics)
         return len(plan.emit)
+
+    def _checkpointable(self, remote_topics: Mapping[str, str]) -> set[tuple[str, int]]:
+        """The source partitions whose committed offsets a checkpoint (plan_checkpoints) or the group lag can use:
+        those of the replicated topics with offset syncs. A partition without a sync of its own counts too (a
+        group that consumed nothing there is checkpointed at 0), so every partition of those topics is asked for;
+        groups' offsets elsewhere are not read."""
+        mirrored = {topic for topic in self.index.topics() if topic in remote_topics}
+        if not mirrored:
+            return set()
+        counts = self._source_partitions()
+        return ({(topic, p) for topic in mirrored for p in range(counts.get(topic, 0))}
+                | {tp for tp in self.index.partitions if tp[0] in mirrored})
 
     def _record_latency(self, emitted: Sequence[Checkpoint], latency_ms: float, now_s: float) -> None:
         with self._metrics_lock:
@@ -142,7 +159,10 @@ class Checkpointer:
         states = self._target_groups.describe(groups)
         active = {g: s.members for g, s in states.items()}
         idle = [g for g in groups if not active.get(g)]
-        plan = plan_group_sync(self.last, active, self._target_groups.committed(idle) if idle else {})
+        # plan_group_sync compares each idle group's checkpoints with its offsets on those partitions only.
+        idle_groups = set(idle)
+        checkpointed = {(c.topic, c.partition) for c in self.last.values() if c.group in idle_groups}
+        plan = plan_group_sync(self.last, active, self._target_groups.committed(idle, checkpointed) if idle else {})
         for group, why in plan.skipped.items():
             logger.info("flow %s: group %s not synced to '%s': %s", self.flow.name, group, self.flow.target, why)
         moved = 0

@@ -158,7 +158,7 @@ class FlowControl:
                 clients.reader(flow.offset_syncs_cluster, flow.offset_syncs_consumer.rdkafka, flow.offset_syncs_topic),
                 clients.writer(flow.target, flow.target_producer.rdkafka),
                 lambda: clients.read_all(flow.target, flow.target_consumer.rdkafka, flow.checkpoints_topic),
-                self._remote_topics)
+                self._remote_topics, self.source.topic_partitions)
             checkpointer.load()
             self.checkpointer = checkpointer
         return self.checkpointer

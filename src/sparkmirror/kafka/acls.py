@@ -40,7 +40,7 @@ class AclAdmin(AdminConnection):
                                       AclOperation.ANY, AclPermissionType.ANY)
         try:
             future = self._admin.describe_acls(everything, request_timeout=CALL_TIMEOUT_S)
-            bindings = self._result(future, CALL_TIMEOUT_S, "describe ACLs")
+            bindings = self._answer(future, CALL_TIMEOUT_S, "list topic ACLs")
         except KafkaException as exc:
             if error_code(exc) == KafkaError.SECURITY_DISABLED:
                 return None
@@ -60,7 +60,7 @@ class AclAdmin(AdminConnection):
                                    AclOperation.READ, AclPermissionType.DENY)
         try:
             (future,) = self._admin.delete_acls([nothing], request_timeout=CALL_TIMEOUT_S).values()
-            self._result(future, CALL_TIMEOUT_S, "probe for an authorizer")
+            self._answer(future, CALL_TIMEOUT_S, "list topic ACLs (probe for an authorizer)")
         except KafkaException as exc:
             code = error_code(exc)
             if code == KafkaError.SECURITY_DISABLED:
@@ -89,7 +89,7 @@ class AclAdmin(AdminConnection):
 
     def _outcome(self, future: object, operation: str) -> Exception | None:
         try:
-            self._result(future, CALL_TIMEOUT_S, operation)  # type: ignore[arg-type]
+            self._answer(future, CALL_TIMEOUT_S, operation)  # type: ignore[arg-type]
         except KafkaException as exc:
             return operation_error(self.alias, operation, exc, self._hints(_ALTER_HINT))
         return None

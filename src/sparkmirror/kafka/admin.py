@@ -139,7 +139,7 @@ class ClusterAdmin(AclAdmin):
         ids: dict[str, str] = {}
         for name, future in futures.items():
             try:
-                ids[name] = _uuid_string(self._result(future, CALL_TIMEOUT_S, "describe topics").topic_id)
+                ids[name] = _uuid_string(self._answer(future, CALL_TIMEOUT_S, f"describe topic '{name}'").topic_id)
             except KafkaException as exc:
                 if error_code(exc) == KafkaError.UNKNOWN_TOPIC_OR_PART:
                     continue
@@ -165,7 +165,7 @@ class ClusterAdmin(AclAdmin):
             retry = []
             for resource, future in self._admin.describe_configs(resources, request_timeout=CALL_TIMEOUT_S).items():
                 try:
-                    out[resource.name] = self._result(future, CALL_TIMEOUT_S, "describe configs")
+                    out[resource.name] = self._answer(future, CALL_TIMEOUT_S, f"describe configs of '{resource.name}'")
                 except KafkaException as exc:
                     if not _is_transient(kafka_error(exc)) or time.monotonic() > deadline:
                         raise operation_error(self.alias, f"describe configs of '{resource.name}'", exc) from None
@@ -193,7 +193,7 @@ class ClusterAdmin(AclAdmin):
         results: dict[str, Exception | None] = {}
         for name, future in futures.items():
             try:
-                self._result(future, CALL_TIMEOUT_S, operation)
+                self._answer(future, CALL_TIMEOUT_S, f"{operation} '{name}'")
                 results[name] = None
             except KafkaException as exc:
                 ok = error_code(exc) in ok_codes

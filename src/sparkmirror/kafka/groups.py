@@ -1,21 +1,30 @@
 """ConsumerGroups: the consumer-group admin calls checkpointing needs, on one cluster alias.
 
 Kept apart from ClusterAdmin (topics, configs) so each façade stays small; errors are built the same way,
-naming the operation, the cluster and, where known, the fix.
+naming the operation, the cluster and, where known, the fix. Committed offsets are read by short-lived consumers
+of each group, not by the admin client, which librdkafka crashes on (see ConsumerGroups._fetch_committed).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from concurrent.futures import Future
+from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    ConsumerGroupType,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 
 from sparkmirror.errors import AdminOperationError
-from sparkmirror.kafka.connection import CALL_TIMEOUT_S, AdminConnection
+from sparkmirror.kafka.connection import ANSWER_BACKSTOP_S, CALL_TIMEOUT_S, AdminConnection
 from sparkmirror.kafka.failures import UNREACHABLE_CODES, kafka_error, operation_error
 
 __all__ = ["ConsumerGroups", "GroupState", "GroupOffsets"]
@@ -29,6 +38,13 @@ _GROUP_HAS_MEMBERS = KafkaError.UNKNOWN_MEMBER_ID
 _UNSUPPORTED_CODES = frozenset({KafkaError._UNSUPPORTED_FEATURE, KafkaError.UNSUPPORTED_VERSION})
 # Share and streams groups have no consumer offsets to mirror.
 _CONSUMER_GROUP_TYPES = {ConsumerGroupType.CLASSIC, ConsumerGroupType.CONSUMER}
+
+MAX_CONCURRENT_GROUPS = 8
+"""How many groups' committed offsets are read at once (a consumer, so a few librdkafka threads, each)."""
+_OFFSET_READER = {"enable.auto.commit": "false", "isolation.level": "read_uncommitted"}
+"""What the consumers reading committed offsets are set to, over the cluster's settings (see _fetch_committed)."""
+_CLOSE_BACKSTOP_S = 5.0
+"""How much longer than the call's deadline to wait for a consumer to close once it has its answer."""
 
 
 @dataclass(frozen=True)
@@ -66,28 +82,84 @@ class ConsumerGroups(AdminConnection):
         future = self._admin.list_consumer_groups(request_timeout=timeout_s, **kwargs)
         return self._wait(future, "list consumer groups", timeout_s)
 
-    def committed(self, groups: list[str], timeout_s: float = CALL_TIMEOUT_S) -> dict[str, GroupOffsets]:
-        """Committed offsets of each group; a group without any (or unknown) maps to {}.
+    def committed(self, groups: Sequence[str], partitions: Collection[tuple[str, int]] | None = None,
+                  timeout_s: float = CALL_TIMEOUT_S) -> dict[str, GroupOffsets]:
+        """Committed offsets of each group on `partitions`, (topic, partition) pairs; a group without any there
+        (or unknown) maps to {}. Only the asked partitions come back; None asks for every partition of every
+        topic the cluster lists (one more metadata request).
 
-        One request per group (librdkafka takes one group per call), all in flight together.
+        One consumer per group, up to `MAX_CONCURRENT_GROUPS` at a time, all within `timeout_s`.
         """
-        admin = self._admin  # one client for every request of the call
-        futures = {group: admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
-                                                            request_timeout=timeout_s)[group]
-                   for group in dict.fromkeys(groups)}
+        unique = list(dict.fromkeys(groups))
+        if not unique:
+            return {}
         deadline = time.monotonic() + timeout_s
-        out: dict[str, GroupOffsets] = {}
-        for group, future in futures.items():
-            operation = f"read committed offsets of group '{group}'"
-            result = self._wait(future, operation, max(0.0, deadline - time.monotonic()), group)
-            offsets: GroupOffsets = {}
-            for tp in result.topic_partitions or ():
-                if tp.error is not None:
-                    raise self._error(f"{operation} for {tp.topic}-{tp.partition}", tp.error, group)
-                if tp.offset >= 0:
-                    offsets[(tp.topic, tp.partition)] = (tp.offset, _metadata(tp))
-            out[group] = offsets
-        return out
+        asked = sorted(set(self._all_partitions(timeout_s) if partitions is None else partitions))
+        if not asked:
+            return {group: {} for group in unique}
+        pool = ThreadPoolExecutor(max_workers=min(MAX_CONCURRENT_GROUPS, len(unique)),
+                                  thread_name_prefix=f"committed-{self.alias}")
+        try:
+            futures = {group: pool.submit(self._fetch_committed, group, asked, deadline) for group in unique}
+            return {group: self._committed_of(group, future, deadline, timeout_s)
+                    for group, future in futures.items()}
+        finally:
+            # On success every consumer is closed already; after an error the others finish (and close their
+            # consumers) on their own, within the deadline, without holding the caller up.
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _fetch_committed(self, group: str, asked: list[tuple[str, int]], deadline: float) -> list[TopicPartition]:
+        """The OffsetFetch answer for `group`, read by a consumer of the group that never joins it.
+
+        Not AdminClient.list_consumer_group_offsets: librdkafka (2.16, still so on master: issue #5040) handles
+        an OffsetFetch answer that asks for a new coordinator (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, ...:
+        a coordinator moving in a rolling restart) by queueing an op on the handle's consumer group, which an
+        admin client has none of: rd_kafka_cgrp_op dereferences NULL and the whole process dies of SIGSEGV. A
+        consumer with the group.id has one, so it looks the coordinator up again and retries. It never
+        subscribes, so it is no member; read_uncommitted asks for committed offsets without waiting for stable
+        ones (as Kafka's Admin listConsumerGroupOffsets does by default, requireStable=false).
+        """
+        # The admin client's settings (security ones too) and callbacks: config/librdkafka gives the admin role only
+        # keys every librdkafka client takes (and security), so a consumer takes them all without a warning.
+        consumer = Consumer({**self._conf, "group.id": group, **_OFFSET_READER})
+        try:
+            try:
+                return consumer.committed([TopicPartition(topic, partition) for topic, partition in asked],
+                                          timeout=max(0.0, deadline - time.monotonic()))
+            except KafkaException:
+                consumer.poll(0)  # serves error_cb and the logger: a refused login, a protocol mismatch
+                raise
+        finally:
+            consumer.close()
+
+    def _committed_of(self, group: str, future: Future[list[TopicPartition]], deadline: float,
+                      timeout_s: float) -> GroupOffsets:
+        operation = f"read committed offsets of group '{group}'"
+        try:
+            answer = future.result(timeout=max(0.0, deadline - time.monotonic()) + ANSWER_BACKSTOP_S
+                                   + _CLOSE_BACKSTOP_S)
+        except FutureTimeout:
+            self._raise_if_refused()
+            raise AdminOperationError(self.alias, operation, f"no answer within {timeout_s:.0f} s",
+                                      self._unreachable_hint()) from None
+        except KafkaException as exc:
+            raise self._failure(exc, operation, group) from None
+        offsets: GroupOffsets = {}
+        for tp in answer:
+            if tp.error is not None:
+                raise self._error(f"{operation} for {tp.topic}-{tp.partition}", tp.error, group)
+            if tp.offset >= 0:
+                offsets[(tp.topic, tp.partition)] = (tp.offset, _metadata(tp))
+        return offsets
+
+    def _all_partitions(self, timeout_s: float) -> list[tuple[str, int]]:
+        """Every partition of every topic the cluster's metadata lists (internal topics too)."""
+        try:
+            metadata = self._admin.list_topics(timeout=timeout_s)
+        except KafkaException as exc:
+            raise self._failure(exc, "list topics") from None
+        return [(name, partition) for name, topic in metadata.topics.items() if topic.error is None
+                for partition in topic.partitions]
 
     def describe(self, groups: list[str], timeout_s: float = CALL_TIMEOUT_S) -> dict[str, GroupState]:
         """State and member count of each group; a group that does not exist is DEAD with 0 members."""
@@ -134,13 +206,19 @@ class ConsumerGroups(AdminConnection):
             return self._answer(future, timeout_s, operation)
         except KafkaException as exc:
             err = kafka_error(exc)
-            if err is None:
-                raise operation_error(self.alias, operation, exc) from None
-            if err.code() in ok_codes:
+            if err is not None and err.code() in ok_codes:
                 return None
-            if err.code() in UNREACHABLE_CODES:
-                self._raise_if_refused()
-            raise self._error(operation, err, group) from None
+            raise self._failure(exc, operation, group) from None
+
+    def _failure(self, exc: KafkaException, operation: str, group: str = "") -> AdminOperationError:
+        """The AdminOperationError for a failed call; for an unreachable cluster, raises the refused login or the
+        protocol mismatch instead when that is why."""
+        err = kafka_error(exc)
+        if err is None:
+            return operation_error(self.alias, operation, exc)
+        if err.code() in UNREACHABLE_CODES:
+            self._raise_if_refused()
+        return self._error(operation, err, group)
 
     def _error(self, operation: str, err: KafkaError, group: str = "") -> AdminOperationError:
         """An AdminOperationError for a broker or client error code, with the fix when one is known."""

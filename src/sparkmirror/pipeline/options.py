@@ -34,6 +34,25 @@ REAL_TIME_FETCH_MAX_WAIT_MS = "500"
 SOURCE_CONSUMER_DEFAULTS = {"auto.include.jmx.reporter": "false", "enable.metrics.push": "false"}
 
 
+# A capped batch (exactly once, or sparkmirror.max.offsets.per.trigger) ends each partition inside a fetch. What
+# the fetch returned beyond the batch stays in Spark's fetched-data pool for the next batch, and each such record's
+# lazily decoded header pins the whole fetch response: 1 MiB (Java's max.partition.fetch.bytes) per partition ran
+# a 1 GiB driver out of heap at 1,000 partitions (a JFR old-object sample showed those chains). So with a cap the
+# fetches share this budget. What stays live still grows with each poll's records (Spark keeps them decoded, each
+# pinning its response): 400 partitions with polls of 2,000 records kept about 450 MB of byte arrays with this
+# budget, and ran a 768 MiB driver out of heap without it (tests/e2e/test_capped_batches.py). An explicit
+# `<alias>.consumer.max.partition.fetch.bytes` still wins.
+CAPPED_FETCH_BUDGET_BYTES = 64 * 1024 * 1024
+_JAVA_MAX_PARTITION_FETCH_BYTES = 1_048_576
+_MIN_PARTITION_FETCH_BYTES = 32 * 1024
+
+
+def capped_partition_fetch_bytes(partitions: int) -> int:
+    """max.partition.fetch.bytes for a capped query over `partitions` partitions."""
+    share = CAPPED_FETCH_BUDGET_BYTES // max(1, partitions)
+    return max(_MIN_PARTITION_FETCH_BYTES, min(_JAVA_MAX_PARTITION_FETCH_BYTES, share))
+
+
 def source_options(consumer_settings: Mapping[str, str], starting_offsets: Mapping[str, Mapping[int, int]],
                    max_offsets_per_trigger: int | None = None,
                    describe: Callable[[str], str] = str, real_time: bool = False) -> dict[str, str]:
@@ -49,6 +68,9 @@ def source_options(consumer_settings: Mapping[str, str], starting_offsets: Mappi
                            f"Kafka source; remove the setting"])
     opts = {"kafka.fetch.max.wait.ms": REAL_TIME_FETCH_MAX_WAIT_MS if real_time else SOURCE_FETCH_MAX_WAIT_MS,
             **{f"kafka.{k}": v for k, v in SOURCE_CONSUMER_DEFAULTS.items()}}
+    if max_offsets_per_trigger:
+        partitions = sum(len(parts) for parts in starting_offsets.values())
+        opts["kafka.max.partition.fetch.bytes"] = str(capped_partition_fetch_bytes(partitions))
     opts.update({f"kafka.{k}": v for k, v in consumer_settings.items() if k not in _SPARK_MANAGED})
     ordered = {t: dict(sorted(starting_offsets[t].items())) for t in sorted(starting_offsets)}
     opts.update({
@@ -65,6 +87,12 @@ def source_options(consumer_settings: Mapping[str, str], starting_offsets: Mappi
 # The Java producer's own defaults batch little (16 KiB, linger 0 ms in kafka-clients 3.9); a replicator moves
 # backlogs, so it batches more by default. Explicit `<target>.producer.*` settings win.
 PRODUCER_DEFAULTS = {"linger.ms": "5", "batch.size": "262144", "delivery.timeout.ms": "120000"}
+# Micro-batches copy backlogs, where each sender loop of the Java producer checks every partition it ever wrote
+# to (1,000 partitions: a quarter of the CPU samples in a JFR profile). Fuller batches mean fewer loops: in
+# paired 2,000,000-record trials over 1,000 partitions, linger 25 ms with 1 MiB batches took 53.7 s and 61 CPU s
+# against 63.3 s and 73 CPU s (benchmarks/README.md). Their latency is set by the batch cycle (hundreds of ms),
+# so 20 ms more linger is not seen there; Real-Time Mode keeps the defaults above.
+MICRO_BATCH_PRODUCER_DEFAULTS = {**PRODUCER_DEFAULTS, "linger.ms": "25", "batch.size": "1048576"}
 _MAX_IN_FLIGHT_WITH_IDEMPOTENCE = 5
 _WRITER_MANAGED = frozenset({"key.serializer", "value.serializer"})
 
@@ -74,7 +102,7 @@ _BATCH_FRAMING_BYTES = 512  # record-batch header and per-request overhead kept 
 
 
 def producer_settings(java_settings: Mapping[str, str], max_message_bytes: int | None = None,
-                      describe: Callable[[str], str] = str) -> dict[str, str]:
+                      describe: Callable[[str], str] = str, real_time: bool = False) -> dict[str, str]:
     """The JVM writer's producer settings (Java client names): ordered, idempotent, acks=all.
 
     `max_message_bytes` is the smallest `max.message.bytes` of the remote topics. The broker applies it to
@@ -87,7 +115,8 @@ def producer_settings(java_settings: Mapping[str, str], max_message_bytes: int |
         raise ConfigError([f"{describe('max.in.flight.requests.per.connection')}: '{in_flight}' would reorder "
                            f"records or is not a number; the idempotent producer takes 1 to "
                            f"{_MAX_IN_FLIGHT_WITH_IDEMPOTENCE}"])
-    settings = {**PRODUCER_DEFAULTS, **{k: v for k, v in java_settings.items() if k not in _WRITER_MANAGED}}
+    defaults = PRODUCER_DEFAULTS if real_time else MICRO_BATCH_PRODUCER_DEFAULTS
+    settings = {**defaults, **{k: v for k, v in java_settings.items() if k not in _WRITER_MANAGED}}
     settings.update(ACKNOWLEDGED_WRITES)
     if max_message_bytes is not None:
         requested = int(settings["batch.size"])

@@ -112,3 +112,14 @@ def stop_quietly(stoppable: object, what: str) -> None:
         stoppable.stop()  # type: ignore[attr-defined]
     except (Py4JError, ConnectionError) as exc:
         logger.debug("%s already stopped with the JVM: %s", what, exc)
+
+
+def driver_lost(spark: SparkSession) -> str | None:
+    """Why this session's driver can run no more queries (its JVM ended, or Spark stopped its context after an
+    error such as running out of heap); None while it can."""
+    try:
+        if spark.sparkContext._jsc.sc().isStopped():  # type: ignore[union-attr]
+            return "its Spark context was stopped"
+    except (Py4JError, ConnectionError) as exc:
+        return f"{exc}"
+    return None

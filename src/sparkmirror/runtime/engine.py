@@ -71,6 +71,11 @@ class Engine(Protocol):
         positions, (remote topic, partition) -> (next source offset, source topic id or "")."""
         ...
 
+    def lost(self) -> str | None:
+        """Why the engine can run no more queries (its Spark driver ended, e.g. out of heap), None while it can:
+        a session cannot be started again in this process, so retrying its flows is pointless."""
+        ...
+
     def stop(self) -> None: ...
 
 
@@ -154,7 +159,7 @@ class SparkEngine:
             if problem:
                 raise PipelineError(problem)
         producer = options.producer_settings(dict(flow.target_producer), request.max_message_bytes,
-                                             flow.target_producer.origin)
+                                             flow.target_producer.origin, trigger.mode == options.REAL_TIME)
         if request.exactly_once:  # a task's transaction spans its part of a batch: both are bounded
             producer = {"transaction.timeout.ms": str(TRANSACTION_TIMEOUT_MS), **producer}
         max_offsets = flow.max_offsets_per_trigger or (EXACTLY_ONCE_MAX_OFFSETS if request.exactly_once
@@ -171,6 +176,13 @@ class SparkEngine:
         replication = ReplicationFlow(spark, flow.name, source, writer, request.checkpoint_dir, request.on_batch,
                                       trigger, max_tasks=tasks)
         return SparkQuery(replication.start(until_caught_up=request.until_caught_up), replication.pump, flow.name)
+
+    def lost(self) -> str | None:
+        if self._spark is None:
+            return None  # not started, or starting: its failure is the flows' to report
+        from sparkmirror.pipeline.session import driver_lost
+
+        return driver_lost(self._spark)
 
     def stop(self) -> None:
         if self._spark is None and self._starting is not None:

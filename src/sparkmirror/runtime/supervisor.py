@@ -254,6 +254,10 @@ class Supervisor:
         if failed and self.until_caught_up:
             first = failed[0]
             raise PipelineError(f"flow {first.flow.name} failed: {first.failure}")
+        lost = self.engine.lost() if failed else None
+        if lost is not None:  # no retry can start a query: end the process (its supervisor restarts it)
+            raise PipelineError(f"the Spark driver stopped unexpectedly: {lost}; flow {failed[0].flow.name} "
+                                f"failed: {failed[0].failure}")
         return active
 
     # -- status ----------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ def setup(extra: str = ""):
 def checkpointer(flow, a, b) -> Checkpointer:
     clients = FakeClients(a, b)
     made = Checkpointer(flow, a, b, FakeReader(a, SYNCS), FakeWriter(b),
-                        lambda: clients.read_all("B", {}, CHECKPOINTS), lambda: {"orders": "A.orders"})
+                        lambda: clients.read_all("B", {}, CHECKPOINTS), lambda: {"orders": "A.orders"},
+                        a.topic_partitions)
     made.load()
     return made
 
@@ -93,3 +94,32 @@ def test_group_offsets_move_only_for_idle_groups_on_the_target():
     assert cp.sync_group_offsets() == 1
     assert b.committed_offsets["idle"] == {("A.orders", 0): (30, "")}
     assert "busy" not in b.committed_offsets
+
+
+def test_only_the_partitions_of_replicated_topics_with_offset_syncs_are_asked_for():
+    flow, a, b = setup()
+    a.add_topic("orders", 3)
+    a.add_topic("other", 1)
+    a.committed_offsets["app"] = {("orders", 0): (5, ""), ("orders", 2): (0, ""), ("other", 0): (3, "")}
+    cp = checkpointer(flow, a, b)
+    assert cp.emit() == 0
+    assert a.committed_calls == []  # nothing replicated yet: nothing to checkpoint, nothing read
+    replicated(a, range(0, 10), 0)  # syncs for orders-0 only
+    assert cp.emit() == 2
+    assert a.committed_calls == [(["app"], {("orders", 0), ("orders", 1), ("orders", 2)})]
+    # A partition without syncs where the group consumed nothing is checkpointed at 0.
+    assert sorted((c.topic, c.partition, c.downstream_offset) for c in written(b)) == [
+        ("A.orders", 0, 5), ("A.orders", 2, 0)]
+
+
+def test_group_sync_reads_the_target_offsets_of_the_idle_groups_checkpointed_partitions_only():
+    flow, a, b = setup("sync.group.offsets.enabled = true\n")
+    replicated(a, range(0, 100), 0)
+    a.committed_offsets.update({"idle": {("orders", 0): (30, "")}, "busy": {("orders", 0): (30, "")}})
+    b.members["busy"] = 2
+    b.committed_offsets["idle"] = {("A.orders", 0): (10, ""), ("A.orders", 1): (4, ""), ("A.other", 0): (1, "")}
+    cp = checkpointer(flow, a, b)
+    cp.emit()
+    assert cp.sync_group_offsets() == 1
+    assert b.committed_calls == [(["idle"], {("A.orders", 0)})]
+    assert b.committed_offsets["idle"] == {("A.orders", 0): (30, ""), ("A.orders", 1): (4, ""), ("A.other", 0): (1, "")}

@@ -4,6 +4,7 @@ import pytest
 
 from sparkmirror.errors import ConfigError
 from sparkmirror.pipeline.options import (
+    CAPPED_FETCH_BUDGET_BYTES,
     TriggerSpec,
     producer_settings,
     real_time_slots_problem,
@@ -38,6 +39,20 @@ def test_spark_source_consumers_register_no_metrics_unless_asked():
     assert explicit["kafka.enable.metrics.push"] == "true"
 
 
+def test_capped_batches_share_a_fetch_budget_across_their_partitions():
+    def fetch_bytes(partitions: int, cap: int | None = 500_000, **settings: str) -> str | None:
+        opts = source_options({"bootstrap.servers": "a:1", **settings},
+                              {f"t{i}": {0: 0} for i in range(partitions)}, max_offsets_per_trigger=cap)
+        return opts.get("kafka.max.partition.fetch.bytes")
+
+    assert fetch_bytes(12) == "1048576"  # few partitions: Java's own default
+    assert fetch_bytes(300) == str(CAPPED_FETCH_BUDGET_BYTES // 300)
+    assert fetch_bytes(1000) == str(CAPPED_FETCH_BUDGET_BYTES // 1000)  # 1,000 x this stays within the budget
+    assert fetch_bytes(100_000) == "32768"  # never below 32 KiB
+    assert fetch_bytes(1000, cap=None) is None  # batches read to the end of what is there: nothing left pinned
+    assert fetch_bytes(1000, **{"max.partition.fetch.bytes": "2097152"}) == "2097152"  # the file's setting wins
+
+
 def test_producer_settings_force_ordered_durable_writes():
     settings = producer_settings({"bootstrap.servers": "b:1", "acks": "1", "enable.idempotence": "false",
                                   "linger.ms": "50", "key.serializer": "x.Custom"})
@@ -45,7 +60,14 @@ def test_producer_settings_force_ordered_durable_writes():
     assert settings["enable.idempotence"] == "true"
     assert settings["linger.ms"] == "50"
     assert "key.serializer" not in settings  # the writer sends bytes as read
-    assert settings["batch.size"] == "262144"  # a replicator's batches, not the Java default 16 KiB
+    assert settings["batch.size"] == "1048576"  # a replicator's batches, not the Java default 16 KiB
+
+
+def test_micro_batches_batch_fuller_than_real_time_mode():
+    backlog, real_time = producer_settings({}), producer_settings({}, real_time=True)
+    assert (backlog["linger.ms"], backlog["batch.size"]) == ("25", "1048576")
+    assert (real_time["linger.ms"], real_time["batch.size"]) == ("5", "262144")
+    assert producer_settings({"linger.ms": "0"}, real_time=True)["linger.ms"] == "0"
 
 
 def test_more_than_five_requests_in_flight_are_refused_since_they_would_reorder():
@@ -60,7 +82,7 @@ def test_batches_and_requests_stay_within_the_smallest_remote_max_message_bytes(
     small = producer_settings({}, max_message_bytes=2000)
     assert (small["batch.size"], small["max.request.size"]) == ("1488", "2000")
     large = producer_settings({}, max_message_bytes=10_000_000)
-    assert (large["batch.size"], large["max.request.size"]) == ("262144", "1048576")
+    assert (large["batch.size"], large["max.request.size"]) == ("1048576", "1048576")
     assert producer_settings({"batch.size": "4096"}, max_message_bytes=10_000_000)["batch.size"] == "4096"
     assert "max.request.size" not in producer_settings({})
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from tests.unit.fakes import Clock, FakeClients, FakeCluster, FakeEngine, load
 from tests.unit.properties_text import THREE_CLUSTERS
 
 from sparkmirror.config.diff import diff_configs
+from sparkmirror.errors import PipelineError
 from sparkmirror.offsets.codec import decode_heartbeat
 from sparkmirror.runtime.supervisor import RETRY_FIRST_S, Supervisor
 
@@ -62,6 +64,16 @@ def test_a_failed_query_is_reported_and_retried(tmp_path):
     clock.now = RETRY_FIRST_S
     sup.scheduler.run_due()
     assert all(s.state == "running" for s in sup.status().flows)
+
+
+def test_a_failed_flow_whose_spark_driver_ended_ends_the_run_instead_of_retrying_for_ever(tmp_path):
+    sup, _, engine, clock = supervisor(tmp_path)
+    sup.start()
+    engine.queries[0].failure = "Job aborted: java.lang.OutOfMemoryError: Java heap space"
+    engine.lost_because = "[Errno 111] Connection refused"
+    with pytest.raises(PipelineError, match=r"the Spark driver stopped unexpectedly: \[Errno 111\] Connection "
+                                            r"refused; flow A->B failed: Job aborted: java.lang.OutOfMemoryError"):
+        sup._check_flows()
 
 
 def test_a_live_change_keeps_the_query_and_a_restart_change_replaces_the_flow(tmp_path):
