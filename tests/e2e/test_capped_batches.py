@@ -19,7 +19,7 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.testing.records import produce
 
-from .test_run_cli import wait_for, write_config
+from .test_run_cli import copied, wait_for, write_config
 
 PARTITIONS = 400
 PER_PARTITION = 1_100  # 1 KiB values: more than one 1 MiB fetch per partition
@@ -46,13 +46,9 @@ def test_capped_batches_over_400_partitions_run_in_a_768_mib_driver(clusters, st
     target = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
     remote = f"A.{topic}"
 
-    def copied() -> int:
-        if remote not in target.topic_partitions():
-            return 0
-        return sum(high - low for low, high in target.watermarks(remote, PARTITIONS).values())
-
     # Without the budget the driver's JVM died in the first batch and the run exited: wait_for reports its log.
-    wait_for(lambda: copied() >= BATCHES * CAP, COPY_TIMEOUT_S, f"{BATCHES} capped batches copied", run)
+    wait_for(lambda: copied(target, remote, PARTITIONS) >= BATCHES * CAP, COPY_TIMEOUT_S,
+             f"{BATCHES} capped batches copied", run)
     os.killpg(run.pid, signal.SIGTERM)
     assert run.wait(STOP_TIMEOUT_S) == 0, run.log_path.read_text()[-3000:]
     assert "OutOfMemoryError" not in run.log_path.read_text()

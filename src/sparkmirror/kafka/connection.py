@@ -129,9 +129,14 @@ class AdminConnection:
         try:
             return self._result(future, timeout_s + ANSWER_BACKSTOP_S, operation)
         except FutureTimeout:
-            self._raise_if_refused()
-            raise AdminOperationError(self.alias, operation, f"no answer within {timeout_s:.0f} s",
-                                      self._unreachable_hint()) from None
+            raise self._no_answer(operation, timeout_s) from None
+
+    def _no_answer(self, operation: str, timeout_s: float) -> AdminOperationError:
+        """The error for a call that got no answer within `timeout_s`; raises the refused login or the protocol
+        mismatch instead when that is why."""
+        self._raise_if_refused()
+        return AdminOperationError(self.alias, operation, f"no answer within {timeout_s:.0f} s",
+                                   self._unreachable_hint())
 
     def _raise_if_refused(self) -> None:
         self._admin.poll(0)  # serves error_cb and the logger

@@ -139,9 +139,7 @@ class ConsumerGroups(AdminConnection):
             answer = future.result(timeout=max(0.0, deadline - time.monotonic()) + ANSWER_BACKSTOP_S
                                    + _CLOSE_BACKSTOP_S)
         except FutureTimeout:
-            self._raise_if_refused()
-            raise AdminOperationError(self.alias, operation, f"no answer within {timeout_s:.0f} s",
-                                      self._unreachable_hint()) from None
+            raise self._no_answer(operation, timeout_s) from None
         except KafkaException as exc:
             raise self._failure(exc, operation, group) from None
         offsets: GroupOffsets = {}
