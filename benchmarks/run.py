@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -48,7 +49,8 @@ MODES = ("throughput", "metrics", "latency", "scale")
 DEFAULT_MODES = ("throughput", "latency", "scale")  # `metrics` adds 2 x --metrics-reps copies: asked for by name
 RUNNERS = {"mm2": MirrorMakerRunner, "sparkmirror": SparkmirrorRunner, "sparkmirror-exactly-once": exactly_once_runner,
            "mm2-exactly-once": mm2_exactly_once_runner}
-QUICK = {"records": 50_000, "latency_seconds": 5.0, "scale_topics": 10, "scale_partitions": 5}
+QUICK = {"records": 50_000, "latency_seconds": 5.0, "latency_warmup_seconds": 3.0, "scale_topics": 10,
+         "scale_partitions": 5}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -59,6 +61,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--cores", type=int, default=2, help="cores for sparkmirror (local[N]) = MM2 tasks.max")
     p.add_argument("--latency-rate-mb", type=float, default=5.0, help="latency mode produce rate, MB/s")
     p.add_argument("--latency-seconds", type=float, default=30.0, help="latency mode produce time")
+    p.add_argument("--latency-warmup-seconds", type=float, default=10.0,
+                   help="latency mode: produce at the rate this long first; those records are reported apart "
+                        "(startup_*), the figures are the rest's")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="run the modes this many times, each on fresh clusters; the figures are the medians "
+                        "and the ratios of each repeat are listed")
     p.add_argument("--scale-topics", type=int, default=100)
     p.add_argument("--scale-partitions", type=int, default=10)
     p.add_argument("--scale-records", type=int, default=None, help="scale backlog (default: --records)")
@@ -156,6 +164,9 @@ def copied_counter(name: str, target: str, remote: dict[str, int]) -> Iterator[C
         yield None
 
 
+LATENCY_FIGURES = ("p50_ms", "p99_ms", "max_ms", "startup_p99_ms", "startup_max_ms")
+
+
 def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
     src_admin, _ = _admins(src, tgt)
     runners = dict(runners)
@@ -167,19 +178,20 @@ def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, res
     _create(src_admin, {"latency-direct": args.partitions})
     log(f"direct: latency of a consumer on the source itself at {args.latency_rate_mb} MB/s")
     direct = measure_direct_latency(src, "latency-direct", args.partitions, args.latency_rate_mb,
-                                    args.latency_seconds, args.record_size)
-    result["replicators"].setdefault("direct", {}).update({k: direct[k] for k in ("p50_ms", "p99_ms", "max_ms")})
+                                    args.latency_seconds, args.record_size, args.latency_warmup_seconds)
+    result["replicators"].setdefault("direct", {}).update({k: direct[k] for k in LATENCY_FIGURES if k in direct})
     log(f"direct: {direct}")
     for name, runner in runners.items():
         topic = f"latency-{name}"
         _create(src_admin, {topic: args.partitions})
         log(f"{name}: latency at {args.latency_rate_mb} MB/s for {args.latency_seconds:.0f} s")
         lat = measure_latency(runner, src, tgt, topic, args.partitions, args.latency_rate_mb,
-                              args.latency_seconds, args.record_size)
+                              args.latency_seconds, args.record_size, args.latency_warmup_seconds)
         entry = result["replicators"].setdefault(name, {})
-        entry.update({k: lat[k] for k in ("p50_ms", "p99_ms", "max_ms")})
+        entry.update({k: lat[k] for k in LATENCY_FIGURES if k in lat})
         entry["latency_records"] = lat["records"]
-        entry["latency_cpu_s_per_million_records"] = round(lat["cpu_s"] / max(lat["records"], 1) * 1e6, 2)
+        produced = lat["records"] + lat.get("startup_records", 0)  # the CPU was used for the warm-up's too
+        entry["latency_cpu_s_per_million_records"] = round(lat["cpu_s"] / max(produced, 1) * 1e6, 2)
         log(f"{name}: {lat}")
 
 
@@ -237,7 +249,10 @@ def ratios(result: dict) -> None:
 
 
 COLUMNS = ("records_per_s", "mb_per_s", "wall_s", "first_record_s", "cpu_s", "cpu_s_per_million_records",
-           "peak_rss_mb", "p50_ms", "p99_ms", "max_ms", "latency_cpu_s_per_million_records")
+           "peak_rss_mb", "p50_ms", "p99_ms", "max_ms", "startup_p99_ms", "latency_cpu_s_per_million_records")
+RATIOS = ("throughput_ratio_vs_mm2", "throughput_ratio_vs_limit", "exactly_once_throughput_ratio_vs_at_least_once",
+          "mm2_exactly_once_throughput_ratio_vs_mm2", "scale_throughput_ratio_vs_mm2", "latency_p99_ratio_vs_mm2",
+          "metrics_on_off_ratio")
 
 
 def markdown(result: dict) -> str:
@@ -251,13 +266,36 @@ def markdown(result: dict) -> str:
         lines += ["", f"### scale ({result['parameters']['scale_topics']} topics x "
                       f"{result['parameters']['scale_partitions']} partitions)", *table(result["scale"])]
     lines += [*metrics_cost_markdown(result), ""]
-    for key in ("throughput_ratio_vs_mm2", "throughput_ratio_vs_limit",
-                "exactly_once_throughput_ratio_vs_at_least_once", "mm2_exactly_once_throughput_ratio_vs_mm2",
-                "scale_throughput_ratio_vs_mm2",
-                "latency_p99_ratio_vs_mm2", "metrics_on_off_ratio"):
+    spread = result.get("ratios_per_repeat", {})
+    for key in RATIOS:
         if key in result:
-            lines.append(f"- {key}: {result[key]}")
+            each = f" (each repeat: {', '.join(map(str, spread[key]))})" if key in spread else ""
+            lines.append(f"- {key}: {result[key]}{each}")
     return "\n".join(lines)
+
+
+def combine(result: dict, repeats: list[dict]) -> None:
+    """The medians of the repeats' figures as the result's rows (ratios() then takes its ratios from those), and
+    each repeat's own ratios beside them; the metrics mode's table stays in each repeat."""
+    for section in ("replicators", "scale"):
+        names = dict.fromkeys(name for rep in repeats for name in rep[section])
+        for name in names:
+            rows = [rep[section][name] for rep in repeats if name in rep[section]]
+            keys = dict.fromkeys(key for row in rows for key in row)
+            result[section][name] = {key: _median([row.get(key) for row in rows]) for key in keys}
+    for key in dict.fromkeys(k for rep in repeats for k, v in rep.items() if isinstance(v, int | float)):
+        result[key] = _median([rep.get(key) for rep in repeats])  # load_s, metrics_on_off_ratio
+    for rep in repeats:
+        ratios(rep)
+    result["ratios_per_repeat"] = {key: [rep.get(key) for rep in repeats] for key in RATIOS
+                                   if any(key in rep for rep in repeats)}
+
+
+def _median(values: list) -> object:
+    numbers = sorted(v for v in values if isinstance(v, int | float))
+    if not numbers:
+        return next((v for v in values if v is not None), None)
+    return round(statistics.median(numbers), 2)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,6 +306,28 @@ def main(argv: list[str] | None = None) -> int:
     result: dict = {"started": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(),
                     "parameters": params, "replicators": {}, "scale": {}}
     started = time.monotonic()
+    repeats: list[dict] = []
+    try:
+        for number in range(args.repeats):
+            if args.repeats > 1:
+                log(f"repeat {number + 1} of {args.repeats}")
+            repeats.append({"replicators": {}, "scale": {}})
+            run_modes(args, repeats[-1])
+    except Exception as exc:  # the rows measured so far are kept, marked failed, before the error is raised
+        result["failed"] = f"{type(exc).__name__}: {str(exc)[:2000]}"
+        raise
+    finally:
+        if len(repeats) == 1:
+            result.update(repeats[0])
+        elif repeats:
+            combine(result, repeats)
+            result["repeats"] = repeats
+        write_result(args, result, started)
+    return 0
+
+
+def run_modes(args: argparse.Namespace, result: dict) -> None:
+    """Every mode asked for, on a source and a target cluster of their own."""
     log("starting source and target clusters")
     clusters = start_clusters(["bench-source", "bench-target"], heap="1g")
     src, tgt = (c.bootstrap_servers for c in clusters)
@@ -278,14 +338,9 @@ def main(argv: list[str] | None = None) -> int:
                              ("scale", run_scale)):
                 if mode in args.modes:
                     fn(args, src, tgt, runners, result)
-    except Exception as exc:  # the rows measured so far are kept, marked failed, before the error is raised
-        result["failed"] = f"{type(exc).__name__}: {str(exc)[:2000]}"
-        raise
     finally:
         for c in clusters:
             c.stop()
-        write_result(args, result, started)
-    return 0
 
 
 def write_result(args: argparse.Namespace, result: dict, started: float) -> None:

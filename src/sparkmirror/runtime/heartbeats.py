@@ -49,6 +49,10 @@ class HeartbeatPairs:
     def names(self) -> tuple[str, ...]:
         return tuple(self._emitters)
 
+    @property
+    def emitters(self) -> tuple[HeartbeatEmitter, ...]:
+        return tuple(self._emitters.values())
+
     def add(self, pair: FlowConfig) -> None:
         """Beat for `pair` every `emit.heartbeats.interval.seconds`, starting one interval from now; a pair whose
         clients' settings librdkafka cannot take is logged once and not started."""
@@ -93,10 +97,13 @@ class HeartbeatPairs:
         for name in diff.heartbeats_added:
             self.add(by_name[name])
 
-    def start(self, pairs: Iterable[FlowConfig] = ()) -> None:
-        """Add `pairs` and start a loop thread per target cluster (and for targets added later); once."""
+    def add_all(self, pairs: Iterable[FlowConfig]) -> None:
         for pair in pairs:
             self.add(pair)
+
+    def start(self, pairs: Iterable[FlowConfig] = ()) -> None:
+        """Add `pairs` and start a loop thread per target cluster (and for targets added later); once."""
+        self.add_all(pairs)
         if self._started:
             return
         self._started = True

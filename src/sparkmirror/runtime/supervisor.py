@@ -137,6 +137,9 @@ class Supervisor:
         self.check_clusters()
         if self.flows:
             self.engine.prepare(self._real_time_slots_wanted)
+        if not self.until_caught_up:
+            self.heartbeats.add_all(self.config.heartbeat_only_pairs(self.target_clusters))
+            self._create_heartbeats_topics()
         alone = len(self.flows) == 1
         errors = [e for e in (self._start_runner(r, raise_error=alone) for r in list(self.flows.values()))
                   if e is not None]
@@ -149,7 +152,28 @@ class Supervisor:
             self._side_thread = threading.Thread(target=self.side_scheduler.run_until, args=(self._stop,),
                                                  name="sparkmirror-side-jobs", daemon=True)  # never waited for
             self._side_thread.start()
-            self.heartbeats.start(self.config.heartbeat_only_pairs(self.target_clusters))
+            self.heartbeats.start()
+
+    def _create_heartbeats_topics(self) -> None:
+        """Create the heartbeats topics this process writes into the flows' source clusters before any flow
+        plans its topics.
+
+        A flow replicates its source's heartbeats topic (MM2 always does), and that topic is often written by
+        this very process: by the reverse heartbeat-only pair, or by the reverse flow. Created only at the first
+        beat, it appeared just after the flow's first plan, so the first topic refresh restarted the query:
+        measured in Real-Time Mode, every partition stalled for about a second (the latency benchmark's p99).
+        Only the flows' sources (probed by check_clusters), so a down cluster that only receives heartbeats
+        does not hold up the start; one that refuses is left to the flow's start or the pair's next beat.
+        """
+        sources = {r.flow.source for r in self.flows.values()}
+        emitters = [r.control.heartbeats for r in self.flows.values() if r.flow.emit_heartbeats.enabled]
+        for emitter in [*emitters, *self.heartbeats.emitters]:
+            if emitter.pair.target not in sources:
+                continue
+            try:
+                emitter.start()
+            except Exception as exc:  # noqa: BLE001 - reported by the flow's start or the pair's beats
+                logger.debug("heartbeats topic of %s not created before the flows: %s", emitter.pair.name, exc)
 
     def _cancel(self, prefix: str) -> None:
         self.scheduler.cancel(prefix)

@@ -134,6 +134,31 @@ def test_pairs_that_are_not_flows_beat_too_as_mm2s_cluster_pairs(tmp_path):
         sup.stop()
 
 
+def test_heartbeats_topics_exist_before_the_first_plan_so_no_refresh_restarts_a_query(tmp_path):
+    # A->B reads A, into which this process's heartbeat-only pairs (B->A, C->A) beat, and C->B reads C, into
+    # which the pairs A->C and B->C beat: each flow's first query already reads its source's heartbeats topic.
+    sup, _, engine, _ = supervisor(tmp_path)
+    sup.start()
+    try:
+        assert sorted((q.request.flow.name, sorted(q.request.offsets)) for q in engine.queries) == [
+            ("A->B", ["a-orders", "heartbeats"]), ("C->B", ["c-orders", "heartbeats"])]
+        assert not any(runner.refresh() for runner in sup.flows.values())
+        assert len(engine.queries) == 2
+    finally:
+        sup.stop()
+
+
+def test_a_run_until_caught_up_creates_no_heartbeats_topic_before_its_flows(tmp_path):
+    clusters = [FakeCluster(alias) for alias in "ABC"]
+    clusters[0].add_topic("a-orders", 1, end=5)
+    engine = FakeEngine()
+    once = Supervisor(load(TEXT.replace("C->B.enabled = true\n", "")), tmp_path, until_caught_up=True,
+                      clients=FakeClients(*clusters), engine=engine, clock=Clock())
+    once.start()
+    once.stop()
+    assert [sorted(q.request.offsets) for q in engine.queries] == [["a-orders"]]
+
+
 def test_a_cluster_that_only_receives_heartbeats_may_be_down(tmp_path):
     sup, clusters, _, clock = supervisor(tmp_path, TEXT.replace("C->B.enabled = true\n", ""))
     clusters["C"].down = True
