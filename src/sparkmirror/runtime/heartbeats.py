@@ -98,6 +98,7 @@ class HeartbeatPairs:
             self.add(by_name[name])
 
     def add_all(self, pairs: Iterable[FlowConfig]) -> None:
+        """add() each pair; their loops run once start() has been called."""
         for pair in pairs:
             self.add(pair)
 

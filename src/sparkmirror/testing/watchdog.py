@@ -115,11 +115,11 @@ class Watchdog:
         self._process.wait()
 
 
-def spawn(cmd: Sequence[str], stdout: int | IO[bytes], stderr: int | IO[bytes], grace_s: float = GRACE_S,
+def spawn(cmd: Sequence[str], stdout: int | IO[bytes], stderr: int | IO[bytes] | None, grace_s: float = GRACE_S,
           env: Mapping[str, str] | None = None) -> tuple[subprocess.Popen[bytes], Watchdog]:
     """Start `cmd` in a new process group led by a Watchdog; call the watchdog's release() after the process
-    has ended. Stdin is /dev/null: the group is in the background of the owner's terminal. `env` replaces
-    this process's environment."""
+    has ended. Stdin is /dev/null: the group is in the background of the owner's terminal. `stderr` None: this
+    process's. `env` replaces this process's environment."""
     dog = Watchdog(grace_s)
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env,
