@@ -102,9 +102,8 @@ class HeartbeatPairs:
         for pair in pairs:
             self.add(pair)
 
-    def start(self, pairs: Iterable[FlowConfig] = ()) -> None:
-        """Add `pairs` and start a loop thread per target cluster (and for targets added later); once."""
-        self.add_all(pairs)
+    def start(self) -> None:
+        """Start a loop thread per target cluster (and for targets added later); once."""
         if self._started:
             return
         self._started = True
