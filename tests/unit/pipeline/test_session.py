@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sparkmirror.errors import EmbeddedSetupError
-from sparkmirror.pipeline.session import LOCAL_MODE_DEFAULTS, session_settings
+from sparkmirror.pipeline.session import JIT_OPTIONS, LOCAL_MODE_DEFAULTS, session_settings
 from sparkmirror.pipeline.submit import SUBMIT_ENTRY_POINT, submit_arguments
 
 
@@ -55,3 +55,24 @@ def test_submit_arguments_end_with_the_application_file_of_this_package():
     args = submit_arguments()
     assert Path(args[-1]).name == SUBMIT_ENTRY_POINT and Path(args[-1]).is_file()
     assert submit_arguments("local")[-1] == f"local://{args[-1]}"
+
+
+def _driver_options(real_time_slots: int) -> list[str]:
+    return session_settings(real_time_slots=real_time_slots)["spark.driver.extraJavaOptions"].split()
+
+
+def test_a_driver_without_real_time_flows_uses_the_throughput_collector_and_late_c2():
+    driver = _driver_options(real_time_slots=0)
+    assert "-XX:+UseParallelGC" in driver
+    assert set(JIT_OPTIONS.split()) <= set(driver)
+
+
+def test_a_driver_with_real_time_flows_keeps_g1_for_its_short_pauses():
+    driver = _driver_options(real_time_slots=12)
+    assert not [o for o in driver if o.startswith("-XX:+Use") and o.endswith("GC")]  # the JVM's default, G1
+    assert set(JIT_OPTIONS.split()) <= set(driver)
+
+
+def test_the_files_driver_options_replace_the_tuning():
+    options = session_settings({"spark.driver.extraJavaOptions": "-XX:+UseZGC"})["spark.driver.extraJavaOptions"]
+    assert options == "-XX:+UseZGC"
