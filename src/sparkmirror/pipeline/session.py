@@ -46,6 +46,8 @@ JIT_OPTIONS = ("-XX:Tier4InvocationThreshold=20000 -XX:Tier4MinInvocationThresho
 # concurrent marking threads or G1 write barriers beside the record path. Measured with JIT_OPTIONS over
 # 1,000 partitions: CPU 53.2 s against 62.2 s with G1 (70.5 s with neither), copy 50.2 s against 54.0 s.
 # Real-Time Mode keeps G1, whose young pauses are short and whose old generation is collected concurrently.
+# The choice is made when the driver starts, from the flows it starts with: a flow switched to Real-Time Mode
+# by a later reload runs on the collector chosen then (set -XX:+UseG1GC in spark.driver.extraJavaOptions).
 THROUGHPUT_GC_OPTIONS = "-XX:+UseParallelGC"
 
 
