@@ -39,7 +39,7 @@ def default_master(real_time_slots: int = 0) -> str:
 # on code that runs no more after start-up, while the first records waited. Four times the thresholds leave C2
 # the record path's own loops, which pass them within a second of copying. Measured (2,000,000 records, 12
 # partitions, medians of 3): CPU 34.2 s against 37.2 s; C1 alone (-XX:TieredStopAtLevel=1) reached the first
-# record 1.8 s sooner but copied 24% slower (benchmarks/README.md).
+# record 1.8 s sooner but took 24% longer to copy (benchmarks/README.md).
 JIT_OPTIONS = ("-XX:Tier4InvocationThreshold=20000 -XX:Tier4MinInvocationThreshold=2400 "
                "-XX:Tier4CompileThreshold=60000 -XX:Tier4BackEdgeThreshold=160000")
 # Without Real-Time Mode nothing waits on a pause shorter than a micro-batch, so the throughput collector: no
