@@ -12,7 +12,7 @@ from confluent_kafka import TIMESTAMP_CREATE_TIME
 
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import KafkaRecord, NewTopicSpec
-from sparkmirror.testing.kafka_cluster import SINGLE_BROKER, free_port
+from sparkmirror.testing.kafka_cluster import SINGLE_BROKER, LocalKafkaCluster, free_port
 from sparkmirror.testing.records import produce, read_all
 
 from .conftest import cli_command
@@ -140,3 +140,32 @@ def test_demo_exits_0_and_prints_the_partition_table():
     assert any(line.startswith("    total |       20,000 |       20,000 | ok") for line in lines), result.stdout
     assert "throughput:" in result.stdout
     assert "result: every partition matches" in result.stdout
+
+
+REFRESH_S = 2
+
+
+def test_a_one_way_run_does_not_restart_its_query_for_its_own_heartbeats_topic(start_cli, clusters, tmp_path,
+                                                                                unique):
+    """The flow replicates its source's `heartbeats` topic, which on a new source only this process writes (the
+    heartbeat-only pair B->A). Created at its first beat, it appeared a second after the flow's first plan, so a
+    topic refresh restarted the query (in Real-Time Mode every partition stalled for about a second)."""
+    topic = f"once-{unique}"
+    with LocalKafkaCluster(f"fresh-{unique}") as fresh:  # a source where no `heartbeats` topic exists yet
+        backlog(fresh.bootstrap_servers, topic, PARTITIONS, 300, "once")
+        target = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
+        config = tmp_path / "mm2.properties"
+        config.write_text(f"clusters = A, B\nA.bootstrap.servers = {fresh.bootstrap_servers}\n"
+                          f"B.bootstrap.servers = {clusters.target}\nA->B.enabled = true\nA->B.topics = {topic}\n"
+                          f"{SINGLE_BROKER}refresh.topics.interval.seconds = {REFRESH_S}\n"
+                          f"replication.policy.separator = .{unique}.\n")  # remote topics of this test's own
+        proc = start_cli("run", "--config", str(config), "--state-dir", str(tmp_path / "state"))
+        remote_heartbeats = f"A.{unique}.heartbeats"
+        wait_for(lambda: copied(target, f"A.{unique}.{topic}") == 300 and copied(target, remote_heartbeats, 1) > 0,
+                 CATCH_UP_S, "the records and a heartbeat on B", proc)
+        time.sleep(3 * REFRESH_S)  # refreshes that would find a new topic and restart the query
+        os.killpg(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0, proc.log_path.read_text()[-3000:]
+    plans = [line for line in proc.log_path.read_text().splitlines() if "replicating" in line and "topic(s)" in line]
+    assert len(plans) == 1 and "(start)" in plans[0], plans
+    assert f"heartbeats->{remote_heartbeats}" in plans[0], plans
