@@ -26,9 +26,11 @@ CATCH_UP_S = 180
 UNREACHABLE_LIMIT_S = 30
 
 
-def write_config(path, source: str, target: str, topics: str, extra: str = "") -> str:
+def write_config(path, source: str, target: str, topics: str, extra: str = "", own_topics_only: bool = True) -> str:
+    """`own_topics_only`: leave the source's `heartbeats` topic out (shared clusters: other tests write it)."""
     path.write_text(f"clusters = A, B\nA.bootstrap.servers = {source}\nB.bootstrap.servers = {target}\n"
-                    f"A->B.enabled = true\nA->B.topics = {topics}\n{SINGLE_BROKER}{ONLY_OWN_TOPICS}{extra}")
+                    f"A->B.enabled = true\nA->B.topics = {topics}\n{SINGLE_BROKER}"
+                    f"{ONLY_OWN_TOPICS if own_topics_only else ''}{extra}")
     return str(path)
 
 
@@ -154,12 +156,11 @@ def test_a_one_way_run_does_not_restart_its_query_for_its_own_heartbeats_topic(s
     with LocalKafkaCluster(f"fresh-{unique}") as fresh:  # a source where no `heartbeats` topic exists yet
         backlog(fresh.bootstrap_servers, topic, PARTITIONS, 300, "once")
         target = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
-        config = tmp_path / "mm2.properties"
-        config.write_text(f"clusters = A, B\nA.bootstrap.servers = {fresh.bootstrap_servers}\n"
-                          f"B.bootstrap.servers = {clusters.target}\nA->B.enabled = true\nA->B.topics = {topic}\n"
-                          f"{SINGLE_BROKER}refresh.topics.interval.seconds = {REFRESH_S}\n"
-                          f"replication.policy.separator = .{unique}.\n")  # remote topics of this test's own
-        proc = start_cli("run", "--config", str(config), "--state-dir", str(tmp_path / "state"))
+        config = write_config(tmp_path / "mm2.properties", fresh.bootstrap_servers, clusters.target, topic,
+                              f"refresh.topics.interval.seconds = {REFRESH_S}\n"
+                              f"replication.policy.separator = .{unique}.\n",  # remote topics of this test's own
+                              own_topics_only=False)
+        proc = start_cli("run", "--config", config, "--state-dir", str(tmp_path / "state"))
         remote_heartbeats = f"A.{unique}.heartbeats"
         wait_for(lambda: copied(target, f"A.{unique}.{topic}") == 300 and copied(target, remote_heartbeats, 1) > 0,
                  CATCH_UP_S, "the records and a heartbeat on B", proc)
