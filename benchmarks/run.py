@@ -329,8 +329,8 @@ def main(argv: list[str] | None = None) -> int:
 def run_modes(args: argparse.Namespace, result: dict) -> None:
     """Every mode asked for, each on a source and a target cluster of its own.
 
-    New clusters per mode keep one mode's leftovers (the throughput mode's three 2 GB copies, the scale
-    mode's thousand partitions) out of the next mode's brokers, so each mode starts as the first one did."""
+    New clusters per mode keep one mode's leftovers (the throughput mode's three 2 GB writes into the
+    target, the scale mode's thousand partitions) out of the next mode's brokers."""
     for mode, fn in (("throughput", run_throughput), ("metrics", run_metrics), ("latency", run_latency),
                      ("scale", run_scale)):
         if mode not in args.modes:
