@@ -61,6 +61,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--cores", type=int, default=2, help="cores for sparkmirror (local[N]) = MM2 tasks.max")
     p.add_argument("--latency-rate-mb", type=float, default=5.0, help="latency mode produce rate, MB/s")
     p.add_argument("--latency-seconds", type=float, default=30.0, help="latency mode produce time")
+    p.add_argument("--latency-partitions", type=int, default=None,
+                   help="partitions of the latency topics (default: --partitions); with many, measure the "
+                        "micro-batch trigger only (Real-Time Mode runs a task per partition)")
     p.add_argument("--latency-warmup-seconds", type=float, default=10.0,
                    help="latency mode: produce at the rate this long first; those records are reported apart "
                         "(startup_*), the figures are the rest's")
@@ -95,6 +98,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("the metrics mode needs the sparkmirror replicator and --metrics-reps of 1 or more")
     args.scale_records = args.scale_records or args.records
     args.latency_triggers = [m for m in args.latency_triggers.split(",") if m]
+    args.latency_partitions = args.latency_partitions or args.partitions
     return args
 
 
@@ -175,17 +179,17 @@ def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, res
         for trigger in args.latency_triggers:
             runner = SparkmirrorRunner(base.source, base.target, base.cores, base.workdir, trigger)
             runners[runner.name] = runner
-    _create(src_admin, {"latency-direct": args.partitions})
+    _create(src_admin, {"latency-direct": args.latency_partitions})
     log(f"direct: latency of a consumer on the source itself at {args.latency_rate_mb} MB/s")
-    direct = measure_direct_latency(src, "latency-direct", args.partitions, args.latency_rate_mb,
+    direct = measure_direct_latency(src, "latency-direct", args.latency_partitions, args.latency_rate_mb,
                                     args.latency_seconds, args.record_size, args.latency_warmup_seconds)
     result["replicators"].setdefault("direct", {}).update({k: direct[k] for k in LATENCY_FIGURES if k in direct})
     log(f"direct: {direct}")
     for name, runner in runners.items():
         topic = f"latency-{name}"
-        _create(src_admin, {topic: args.partitions})
+        _create(src_admin, {topic: args.latency_partitions})
         log(f"{name}: latency at {args.latency_rate_mb} MB/s for {args.latency_seconds:.0f} s")
-        lat = measure_latency(runner, src, tgt, topic, args.partitions, args.latency_rate_mb,
+        lat = measure_latency(runner, src, tgt, topic, args.latency_partitions, args.latency_rate_mb,
                               args.latency_seconds, args.record_size, args.latency_warmup_seconds)
         entry = result["replicators"].setdefault(name, {})
         entry.update({k: lat[k] for k in LATENCY_FIGURES if k in lat})
