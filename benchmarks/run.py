@@ -42,6 +42,7 @@ from benchmarks.replicators import (
 )
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import NewTopicSpec
+from sparkmirror.pipeline import class_archive
 from sparkmirror.testing.kafka_cluster import start_clusters
 
 RESULTS = Path(__file__).parent / "results"
@@ -115,10 +116,12 @@ def timeout_for(records: int) -> float:
 
 
 def machine() -> dict[str, object]:
+    """The machine, and whether sparkmirror's driver maps setup's class archive (its start-up differs by seconds)."""
     meminfo = Path("/proc/meminfo").read_text().splitlines()
     mem_kb = next(int(line.split()[1]) for line in meminfo if line.startswith("MemTotal"))
     return {"cores": os.cpu_count(), "memory_gib": round(mem_kb / 2**20, 1), "platform": platform.platform(),
-            "python": platform.python_version()}
+            "python": platform.python_version(),
+            "spark_driver_class_archive": bool(class_archive.driver_java_options())}
 
 
 def log(msg: str) -> None:
