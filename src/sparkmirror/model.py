@@ -56,9 +56,11 @@ class PartitionSummary:
     record's upstream offset with the offset the target assigned to it: each pair is an exact offset sync
     (offsets/syncs.py). `sync_runs[i]` says whether the records up to the next sync were all replicated one
     after the other. `next_upstream` is one past the last offset read, including records skipped because
-    the target already had them. `value_bytes` counts values only (MM2's `byte-count`). `record_age_ms` (at
-    send) and `replication_latency_ms` (at acknowledgement) are (count, sum, min, max, last) of now minus the
-    source timestamp over the records sent or acknowledged since the last report; empty when there were none.
+    the target already had them, a transform or filter dropped (`dropped`, counted in `skipped` too) or, with
+    `errors.tolerance = all`, a transform failed on (`failed`, likewise). `value_bytes` counts values only
+    (MM2's `byte-count`). `record_age_ms` (at send) and `replication_latency_ms` (at acknowledgement) are
+    (count, sum, min, max, last) of now minus the source timestamp over the records sent or acknowledged since
+    the last report; empty when there were none.
     """
 
     topic: str
@@ -73,6 +75,8 @@ class PartitionSummary:
     value_bytes: int = 0
     record_age_ms: tuple[int, ...] = ()  # (count, sum, min, max, last) or ()
     replication_latency_ms: tuple[int, ...] = ()
+    dropped: int = 0
+    failed: int = 0
 
     @property
     def syncs(self) -> list[tuple[int, int]]:

@@ -19,6 +19,7 @@ from sparkmirror.config.client_settings import HIDDEN, ClientSettings
 from sparkmirror.config.connector_reader import ConnectorReader, Sourced
 from sparkmirror.config.flow_settings import FLOW_KEYS, FLOW_SETTINGS, TOP_LEVEL_IGNORED, comma_list
 from sparkmirror.config.model import ClusterConfig, FlowConfig, reset_policy
+from sparkmirror.config.plugin_path import class_roots, has_class, missing_entries
 from sparkmirror.config.properties import Properties
 from sparkmirror.config.providers import resolve_providers
 from sparkmirror.config.resolution import (
@@ -28,6 +29,7 @@ from sparkmirror.config.resolution import (
     connector_props,
     worker_producer_props,
 )
+from sparkmirror.config.transforms import is_shaping_key, read_chain, read_errors_tolerance
 from sparkmirror.errors import ConfigError
 
 
@@ -57,12 +59,12 @@ _FLOW_CLIENT_PREFIXES = tuple(
 def _is_connector_key(key: str) -> bool:
     """Top-level keys kept in every flow's connector map (MM2: the connectors' ConfigDef names)."""
     return (key in FLOW_KEYS and key not in TOP_LEVEL_IGNORED) or key in keys.CONNECT_CONNECTOR_KEYS \
-        or keys.is_client_key(key)
+        or keys.is_client_key(key) or is_shaping_key(key)
 
 
 def _is_flow_setting(rest: str) -> bool:
     """What a flow reads after `A->B.`: its settings and its clients' (MirrorConnectorConfig's prefixes)."""
-    return rest in FLOW_KEYS or rest.startswith(_FLOW_CLIENT_PREFIXES)
+    return rest in FLOW_KEYS or rest.startswith(_FLOW_CLIENT_PREFIXES) or is_shaping_key(rest)
 
 
 def _is_cluster_setting(rest: str) -> bool:
@@ -73,7 +75,8 @@ def _is_cluster_setting(rest: str) -> bool:
 
 
 def _is_top_level_setting(key: str) -> bool:
-    return (key in (keys.CLUSTERS, keys.METRICS_PORT) or key in FLOW_KEYS or keys.is_client_key(key)
+    return (key in (keys.CLUSTERS, keys.METRICS_PORT, keys.PLUGIN_PATH) or key in FLOW_KEYS
+            or keys.is_client_key(key) or is_shaping_key(key)
             or key.startswith((keys.CONFIG_PROVIDERS, keys.SPARK_PREFIX, "replication.policy")))
 
 
@@ -92,6 +95,8 @@ class _Builder:
         for key, text in resolved.problems:
             self.problem(key, text)
         self.sourced = {k: Sourced(v, k) for k, v in self.v.items()}
+        self.plugin_path = self._plugin_path()
+        self.plugin_roots = class_roots(self.plugin_path)
 
     # -- messages ------------------------------------------------------------------------------------
     def where(self, key: str) -> str:
@@ -121,6 +126,7 @@ class _Builder:
         if keys.CLUSTERS in self.v:
             self._flow_keys(aliases)
         self._security_protocols()
+        self._converters(aliases)
         self._top_level_ignored()
         flows = [self._flow(s, t) for s in aliases for t in aliases if s != t]
         self._separator_in_aliases(flows)
@@ -245,11 +251,41 @@ class _Builder:
             reset: str | ConfigError = reset_policy(consumer, consumer.origin)
         except ConfigError as exc:  # refused when the flow is about to run (it may be disabled, or never run)
             reset = exc
-        flow = FlowConfig(source=source, target=target, **settings, **clients, _reset_policy=reset,
-                          exactly_once_source_support=self._exactly_once_source_support(target))
+        flow = FlowConfig(source=source, target=target, **settings, **clients,
+                          transforms=read_chain(conn, self, self._has_class),
+                          errors_tolerance=read_errors_tolerance(conn, self), plugin_path=self.plugin_roots,
+                          _reset_policy=reset, exactly_once_source_support=self._exactly_once_source_support(target))
         r.plugin_classes()
         r.offset_syncs_consistency(flow)
         return flow
+
+    def _plugin_path(self) -> tuple[str, ...]:
+        """MM2's top-level `plugin.path`: where the classes the file names are found."""
+        raw = self.v.get(keys.PLUGIN_PATH)
+        paths = comma_list(raw) if raw else ()
+        for missing in missing_entries(paths):
+            self.problem(keys.PLUGIN_PATH, f"'{missing}' does not exist; list folders (or jars) that hold the "
+                                           f"classes the file names")
+        return paths
+
+    def _has_class(self, name: str) -> bool:
+        return has_class(self.plugin_roots, name)
+
+    def _converters(self, aliases: tuple[str, ...]) -> None:
+        """MM2 writes the bytes it read (ByteArrayConverter for key, value and headers); another converter would
+        change what reaches the target, and only that one is run here, so any other is refused wherever it is
+        set (top level, a target cluster's worker, a flow)."""
+        short = keys.BYTE_ARRAY_CONVERTER.rsplit(".", 1)[1]
+        for k, v in self.v.items():
+            name = next((c for c in keys.CONVERTERS if k == c or k.endswith(f".{c}")), None)
+            if name is None or v.strip() in (keys.BYTE_ARRAY_CONVERTER, short):
+                continue
+            head = k[:-len(name)].rstrip(".")
+            if head and head not in aliases and FLOW_ARROW not in head:
+                continue  # not a converter setting (e.g. a client's own key)
+            self.problem(k, f"'{self.shown(k)}' would change the bytes written to the target; sparkmirror copies "
+                            f"keys, values and headers as MM2 does by default, with {keys.BYTE_ARRAY_CONVERTER}. "
+                            f"Remove the setting (to change records on the way use transforms)")
 
     def _exactly_once_source_support(self, target: str) -> str:
         """`<target>.exactly.once.source.support`: where MM2 reads Connect's worker switch for a target cluster."""

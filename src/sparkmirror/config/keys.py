@@ -60,6 +60,17 @@ GROUP_FILTER_CLASS = "group.filter.class"
 CONFIG_PROPERTY_FILTER_CLASS = "config.property.filter.class"
 FORWARDING_ADMIN_CLASS = "forwarding.admin.class"
 
+# Connect's record shaping, as MM2's source connector runs it (config/transforms.py).
+TRANSFORMS = "transforms"
+PREDICATES = "predicates"
+ERRORS_TOLERANCE = "errors.tolerance"
+ERRORS_RETRY_TIMEOUT = "errors.retry.timeout"
+# A top-level worker setting of MM2's (its Connect workers' plugin isolation): where custom classes are found.
+PLUGIN_PATH = "plugin.path"
+# Connect's converters: MM2 writes bytes as read (ByteArrayConverter for key, value and headers).
+CONVERTERS = ("key.converter", "value.converter", "header.converter")
+BYTE_ARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
+
 # 3.x aliases removed in 4.0; accepted with a warning (3.x semantics: the new key wins when both are set).
 DEPRECATED_ALIASES = {
     "topics.blacklist": TOPICS_EXCLUDE,
@@ -125,9 +136,8 @@ METRICS_PORT = "sparkmirror.metrics.port"
 METRIC_NAMES = ("legacy", "new")
 # Connect's own connector settings (ConnectorConfig): valid in an MM2 file, meaningless here.
 CONNECT_CONNECTOR_KEYS = frozenset({
-    "name", "connector.class", "tasks.max.enforce", "key.converter", "value.converter", "header.converter",
-    "transforms", "predicates", "config.action.reload", "errors.retry.timeout", "errors.retry.delay.max.ms",
-    "errors.tolerance", "errors.log.enable", "errors.log.include.messages", "metric.reporters",
+    "name", "connector.class", "tasks.max.enforce", "config.action.reload", "errors.retry.delay.max.ms",
+    "errors.log.enable", "errors.log.include.messages", "metric.reporters",
     "transaction.boundary", "transaction.boundary.interval.ms",
     "offsets.storage.topic", "topic.creation.groups", "source.cluster.alias", "target.cluster.alias",
     "dedicated.mode.enable.internal.rest", "listeners",

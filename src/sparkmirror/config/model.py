@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from sparkmirror.config import keys
 from sparkmirror.config.client_settings import ClientSettings
 from sparkmirror.config.flow_settings import Schedule
+from sparkmirror.config.transforms import TransformStage
 from sparkmirror.errors import ConfigError
 from sparkmirror.policy.filters import ConfigPropertyFilter, GroupFilter, TopicFilter
 from sparkmirror.policy.replication import ReplicationPolicy, policy_for
@@ -81,6 +82,10 @@ class FlowConfig:
     report_interval_ms: int
     measure_lag: Schedule
     metric_names_formats: str  # legacy | new | legacy,new (MM2 4.3, KIP-1280)
+    # Record shaping (config/transforms.py): MM2's transforms with their predicates, in order, and errors.tolerance
+    transforms: tuple[TransformStage, ...]
+    errors_tolerance: str
+    plugin_path: tuple[str, ...]  # the top-level plugin.path's jars and class folders (config/plugin_path.py)
     # source_consumer's auto.offset.reset, checked once at load; its ConfigError when it cannot start a flow
     _reset_policy: str | ConfigError = field(repr=False, compare=False)
     # The target cluster's `exactly.once.source.support` (Connect's worker switch, as MM2 reads it per target)

@@ -61,6 +61,8 @@ class WriterSpec:
     source_topic_ids: Mapping[str, str] | None = None  # source topic -> id when planned: a re-created topic fails
     # Exactly once: transactional_id (the tasks' prefix), positions_group and admin (the target's Java settings)
     exactly_once: Mapping[str, object] | None = field(default=None, repr=False)
+    # MM2's transforms (options.transforms_spec): stages, errors_tolerance, plugin_path, source; None: none
+    transforms: Mapping[str, object] | None = field(default=None, repr=False)
 
     def to_json(self, driver: Mapping[str, object] | None = None, report_interval_ms: int = 0) -> str:
         """`driver`: on a cluster, the endpoint of the driver's channel server (host, port, token) that the
@@ -73,6 +75,7 @@ class WriterSpec:
                            "source_topic_ids": dict(self.source_topic_ids or {}),
                            "remote_topics": dict(self.remote_topics),
                            "exactly_once": None if self.exactly_once is None else dict(self.exactly_once),
+                           "transforms": None if self.transforms is None else dict(self.transforms),
                            "provenance": None if self.provenance is None else
                            {"source": self.provenance[0], "target": self.provenance[1]}})
 
@@ -163,7 +166,10 @@ class ReplicationFlow:
         channel = channel_class.create(writer.channel, trigger.report_interval_ms)
         self.pump = SummaryPump(channel, on_batch)
         self._jvm = jvm
-        self._writer_json = writer.to_json(_driver_endpoint(spark, channel_class), trigger.report_interval_ms)
+        endpoint = _driver_endpoint(spark, channel_class)
+        if endpoint is not None:
+            _ship_plugin_jars(spark, writer)
+        self._writer_json = writer.to_json(endpoint, trigger.report_interval_ms)
 
     def start(self, until_caught_up: bool = False) -> StreamingQuery:
         """Start the query; with until_caught_up a micro-batch query stops by itself once the backlog is
@@ -204,6 +210,14 @@ def _driver_endpoint(spark: SparkSession, channel_class: object) -> dict[str, ob
     host = conf.get("spark.driver.host") or "127.0.0.1"
     bind = conf.get("spark.driver.bindAddress") or host
     return json.loads(channel_class.endpoint(bind, host))  # type: ignore[attr-defined]
+
+
+def _ship_plugin_jars(spark: SparkSession, writer: WriterSpec) -> None:
+    """On a cluster, the plugin path's jars go to the executors with the job (Spark adds each one once), so a
+    transform's class loads there whether or not the executor's host has the folder."""
+    for root in (writer.transforms or {}).get("plugin_path", ()):  # type: ignore[union-attr]
+        if str(root).endswith(".jar"):
+            spark.sparkContext.addJar(str(root))
 
 
 def _jvm_class(jvm: object, name: str):  # a py4j JavaClass

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from sparkmirror.config.transforms import TransformStage
 from sparkmirror.errors import ConfigError
 from sparkmirror.policy.delivery import ACKNOWLEDGED_WRITES
 
@@ -124,6 +125,16 @@ def producer_settings(java_settings: Mapping[str, str], max_message_bytes: int |
         request = int(settings.get("max.request.size", _JAVA_MAX_REQUEST_SIZE))
         settings["max.request.size"] = str(min(request, max_message_bytes))
     return settings
+
+
+def transforms_spec(stages: Sequence[TransformStage], errors_tolerance: str, plugin_path: Sequence[str],
+                    source: str) -> dict[str, object] | None:
+    """What the JVM writer's transform step needs (TransformStep.of), or None when the flow has no transforms, so
+    that a flow without them takes the plain path."""
+    if not stages:
+        return None
+    return {"stages": [s.to_spec() for s in stages], "errors_tolerance": errors_tolerance,
+            "plugin_path": list(plugin_path), "source": source}
 
 
 MICRO_BATCH, REAL_TIME = "micro-batch", "real-time"

@@ -172,7 +172,9 @@ class SparkEngine:
                             source_admin=dict(flow.source_admin), source_topic_ids=dict(request.topic_ids),
                             exactly_once={"transactional_id": flow.transactional_id_prefix,
                                           "positions_group": flow.positions_group,
-                                          "admin": dict(flow.target_admin)} if request.exactly_once else None)
+                                          "admin": dict(flow.target_admin)} if request.exactly_once else None,
+                            transforms=options.transforms_spec(flow.transforms, flow.errors_tolerance,
+                                                               flow.plugin_path, flow.source))
         replication = ReplicationFlow(spark, flow.name, source, writer, request.checkpoint_dir, request.on_batch,
                                       trigger, max_tasks=tasks)
         return SparkQuery(replication.start(until_caught_up=request.until_caught_up), replication.pump, flow.name)

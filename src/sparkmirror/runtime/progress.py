@@ -29,6 +29,8 @@ class PartitionProgress:
     value_bytes_per_s: float
     record_age_ms: Distribution | None  # None until a record was sent
     replication_latency_ms: Distribution | None  # None until a record was acknowledged
+    dropped: int = 0  # records a transform or filter dropped (not written; their offsets passed)
+    failed: int = 0  # records skipped because a transform failed on them (errors.tolerance = all)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,8 @@ class _Partition:
     def __init__(self) -> None:
         self.records = 0
         self.value_bytes = 0
+        self.dropped = 0
+        self.failed = 0
         self.flow_window = SampledStat()  # count: records, sum: value bytes
         self.age: SampledStat | None = None
         self.latency: SampledStat | None = None
@@ -85,6 +89,8 @@ class _Partition:
     def add(self, now: float, s: PartitionSummary) -> None:
         self.records += s.records
         self.value_bytes += s.value_bytes
+        self.dropped += s.dropped
+        self.failed += s.failed
         if s.records or s.value_bytes:
             self.flow_window.add(now, s.records, s.value_bytes, 0, 0)
         if s.record_age_ms:
@@ -98,7 +104,8 @@ class _Partition:
         records, value_bytes = self.flow_window.totals(now)
         span = max(span_s, 1e-3)
         return PartitionProgress(self.records, self.value_bytes, records / span, value_bytes / span,
-                                 _distribution(self.age, now), _distribution(self.latency, now))
+                                 _distribution(self.age, now), _distribution(self.latency, now), self.dropped,
+                                 self.failed)
 
 
 def _add_stats(stat: SampledStat, now: float, stats: tuple[int, ...]) -> None:

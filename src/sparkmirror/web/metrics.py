@@ -118,6 +118,10 @@ def _source_metrics(out: _Families, flow: FlowStatus) -> None:
                       "its source timestamp.", p.record_age_ms)
         _distribution(mm2, "replication_latency_ms", "Time from a record's source timestamp to the target's "
                       "acknowledgement of its copy.", p.replication_latency_ms)
+        out.counter("sparkmirror_records_dropped", "Records a transform or filter dropped: not written, their "
+                    "offsets passed.", PARTITION_LABELS, values, p.dropped)
+        out.counter("sparkmirror_records_failed", "Records skipped because a transform failed on them "
+                    "(errors.tolerance = all; Connect's total-records-skipped).", PARTITION_LABELS, values, p.failed)
 
 
 _NOTHING_YET = PartitionProgress(0, 0, 0.0, 0.0, None, None)

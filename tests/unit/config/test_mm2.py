@@ -146,9 +146,9 @@ def test_messages_show_the_reference_not_the_resolved_secret(tmp_path):
 
 
 def test_unknown_keys_are_listed_not_fatal():
-    config = load(TWO + "offset.storage.topic = x\nspark.master = local[1]\nb->a.transforms = t\n"
+    config = load(TWO + "offset.storage.topic = x\nspark.master = local[1]\nb->a.errors.log.enable = true\n"
                         "a->b.replication.factor = 1\nsparkmirror.max.offsets.per.trigger = 10\n")
-    assert config.unused_keys == ("b->a.transforms", "offset.storage.topic")
+    assert config.unused_keys == ("b->a.errors.log.enable", "offset.storage.topic")
     assert config.spark == {"spark.master": "local[1]"}
     assert config.flow("a", "b").max_offsets_per_trigger == 10
 

@@ -23,7 +23,7 @@ class _ChannelOfADeadJvm:
             return json.dumps([{"topic": "t", "partition": 0, "records": 1, "skipped": 0,
                                 "bytes": 3, "next_upstream": 1, "sync_upstream": [0], "sync_downstream": [0],
                                 "sync_runs": [True], "value_bytes": 10, "record_age_ms": [],
-                                "replication_latency_ms": []}])
+                                "replication_latency_ms": [], "dropped": 0, "failed": 0}])
         raise ConnectionRefusedError(111, "Connection refused")
 
     def release(self) -> None:

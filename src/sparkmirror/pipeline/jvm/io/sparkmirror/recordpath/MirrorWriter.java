@@ -40,14 +40,13 @@ import org.apache.spark.sql.Row;
  */
 public final class MirrorWriter extends ForeachWriter<Row> {
     private static final long serialVersionUID = 1L;
-    private static final String PROVENANCE = "sparkmirror.provenance";
 
     private final String channelId;
     private final String target;
     private final HashMap<String, String> producerConfig;
     private final HashMap<String, String> remoteTopics;
-    private final String provenanceSource;  // null: no provenance header
-    private final String provenanceTarget;
+    private final HashMap<String, String> provenance;  // source, target; null: no provenance header
+    private final HashMap<String, Object> transforms;  // MM2's transforms (TransformStep.of); null: none
     private final int producerSlots;
     private final HashMap<String, String> sourceAdmin;  // Java admin settings of the source cluster
     private final HashMap<String, String> sourceTopicIds;  // topic -> the id the query was planned with
@@ -58,6 +57,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private final HashMap<String, String> targetAdmin;  // Java admin settings of the target
     private final long reportIntervalMs;
     private transient ReportChannel channel;
+    private transient Provenance stamp;  // null: no provenance header
+    private transient TransformStep step;  // null: no transforms
     private transient KafkaProducer<byte[], byte[]> producer;
     private transient int slot;
     private transient ConcurrentHashMap<String, Partition> partitions;
@@ -87,10 +88,10 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         Map<String, Object> endpoint = (Map<String, Object>) s.get("driver");
         this.driver = endpoint == null ? null : new HashMap<>(endpoint);
         this.reportIntervalMs = s.get("report_interval_ms") == null ? 0L : ((Number) s.get("report_interval_ms")).longValue();
+        this.provenance = s.get("provenance") == null ? null : strings(s.get("provenance"));
         @SuppressWarnings("unchecked")
-        Map<String, String> provenance = (Map<String, String>) s.get("provenance");
-        this.provenanceSource = provenance == null ? null : provenance.get("source");
-        this.provenanceTarget = provenance == null ? null : provenance.get("target");
+        Map<String, Object> chain = (Map<String, Object>) s.get("transforms");
+        this.transforms = chain == null ? null : new HashMap<>(chain);
         @SuppressWarnings("unchecked")
         Map<String, Object> once = (Map<String, Object>) s.get("exactly_once");
         this.transactionalPrefix = once == null ? null : (String) once.get("transactional_id");
@@ -113,6 +114,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         if (channel == null || channel.isClosed()) {
             return false;  // the query is being stopped: these records are read again by the next one
         }
+        stamp = provenance == null ? null : new Provenance(provenance.get("source"), provenance.get("target"));
+        step = transforms == null ? null : TransformStep.of(transforms);
         if (transactionalPrefix == null) {
             slot = (int) (partitionId % producerSlots);
             producer = Producers.get(producerConfig, slot);
@@ -169,19 +172,67 @@ public final class MirrorWriter extends ForeachWriter<Row> {
                 checkTopicId(topic);
                 p.topicCheckedAt = now;
             }
-            Header[] headers = headers(row);
-            if (headers == null) {
-                p.log.skipped(offset);
-                return;
-            }
             byte[] key = row.isNullAt(4) ? null : (byte[]) row.get(4);
             byte[] value = row.isNullAt(5) ? null : (byte[]) row.get(5);
             long timestamp = Math.max(row.getLong(3), 0L);
+            ProducerRecord<byte[], byte[]> record = step == null ? plain(row, p, partition, timestamp, key, value)
+                : shaped(row, p, topic, offset, partition, timestamp, key, value);
+            if (record == null) {
+                p.log.skipped(offset);
+                return;
+            }
+            if (record == TransformStep.FAILED) {
+                p.log.failed(offset);
+                return;
+            }
             p.log.sent(offset, timestamp, now);
             sending = offset;
-            producer.send(new ProducerRecord<>(p.log.remoteTopic, partition, timestamp, key, value,
-                                               java.util.Arrays.asList(headers)), p);
+            producer.send(record, p);
         }
+    }
+
+    /** The record as it was, the provenance header stamped; null when the target already saw it. */
+    private ProducerRecord<byte[], byte[]> plain(Row row, Partition p, int partition, long timestamp, byte[] key,
+                                                 byte[] value) {
+        List<Row> raw = row.isNullAt(6) ? null : row.getList(6);
+        Header[] headers;
+        if (stamp == null) {
+            int n = raw == null ? 0 : raw.size();
+            headers = new Header[n];
+            for (int i = 0; i < n; i++) {
+                Row h = raw.get(i);
+                headers[i] = new RecordHeader(h.getString(0), h.isNullAt(1) ? null : (byte[]) h.get(1));
+            }
+        } else {
+            headers = stamp.stamp(raw);
+            if (headers == null) {
+                return null;
+            }
+        }
+        return new ProducerRecord<>(p.log.remoteTopic, partition, timestamp, key, value, java.util.Arrays.asList(headers));
+    }
+
+    /** The record through the flow's transforms: null when the target already saw it or a transform dropped it
+     * (counted as dropped), {@link TransformStep#FAILED} when a failure was tolerated. */
+    private ProducerRecord<byte[], byte[]> shaped(Row row, Partition p, String topic, long offset, int partition,
+                                                  long timestamp, byte[] key, byte[] value) {
+        List<Row> raw = row.isNullAt(6) ? null : row.getList(6);
+        byte[] provenanceValue = null;
+        if (stamp != null) {
+            provenanceValue = stamp.nextOf(raw);
+            if (provenanceValue == null) {
+                return null;
+            }
+        }
+        if (p.sourcePartition == null) {
+            p.sourcePartition = step.sourcePartition(topic, partition);
+        }
+        ProducerRecord<byte[], byte[]> out = step.shape(p.sourcePartition, topic, offset, p.log.remoteTopic, partition,
+                                                        timestamp, key, value, raw, provenanceValue);
+        if (out == null) {
+            p.log.dropped();
+        }
+        return out;
     }
 
     /** Fail before writing when the source topic is not the one the query was planned with (re-created). */
@@ -198,57 +249,11 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         }
     }
 
-    /** The record's headers in order, the provenance header stamped; null when the target already saw it. */
-    private Header[] headers(Row row) {
-        List<Row> raw = row.isNullAt(6) ? null : row.getList(6);
-        int n = raw == null ? 0 : raw.size();
-        boolean stamp = provenanceSource != null;
-        Header[] out = new Header[n + (stamp ? 1 : 0)];
-        boolean stamped = false;
-        for (int i = 0; i < n; i++) {
-            Row h = raw.get(i);
-            String name = h.getString(0);
-            byte[] value = h.isNullAt(1) ? null : (byte[]) h.get(1);
-            if (stamp && !stamped && PROVENANCE.equals(name)) {
-                value = nextProvenance(value);
-                if (value == null) {
-                    return null;
-                }
-                stamped = true;
-            }
-            out[i] = new RecordHeader(name, value);
-        }
-        if (!stamp) {
-            return out;
-        }
-        if (stamped) {
-            return java.util.Arrays.copyOf(out, n);
-        }
-        out[n] = new RecordHeader(PROVENANCE, provenanceSource.getBytes(StandardCharsets.UTF_8));
-        return out;
-    }
-
-    /** As policy/provenance.ProvenanceRule.next_value: null when the target is already in the chain. */
-    private byte[] nextProvenance(byte[] value) {
-        List<String> chain = new ArrayList<>();
-        if (value != null) {
-            for (String alias : new String(value, StandardCharsets.UTF_8).split(",")) {
-                if (!alias.isEmpty()) {
-                    chain.add(alias);
-                }
-            }
-        }
-        if (chain.contains(provenanceTarget)) {
-            return null;
-        }
-        if (chain.isEmpty() || !chain.get(chain.size() - 1).equals(provenanceSource)) {
-            chain.add(provenanceSource);
-        }
-        return String.join(",", chain).getBytes(StandardCharsets.UTF_8);
-    }
-
     @Override
     public void close(Throwable errorOrNull) {
+        if (step != null) {
+            step.close();
+        }
         try {
             if (producer == null) {
                 return;
@@ -395,6 +400,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
 
         final long committedNext;  // exactly once: records below it are on the target already; else -1
         long topicCheckedAt = Long.MIN_VALUE / 2;  // when the source topic's id was last compared
+        Map<String, Object> sourcePartition;  // MM2's source partition map, for transforms
 
         Partition(String topic, int partition) {
             String remote = remoteTopics.get(topic);

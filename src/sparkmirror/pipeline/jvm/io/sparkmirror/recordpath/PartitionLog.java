@@ -27,6 +27,8 @@ final class PartitionLog {
     private int sent;
     private int acked;
     private long skipped;
+    private long dropped;             // of the skipped: dropped by a transform or filter
+    private long failed;              // of the skipped: a transform failed, errors.tolerance = all
     private long bytes;               // of the acknowledged records not reported yet
     private long seenNext = -1;       // one past the last offset seen, written or skipped
     private long reportedNext = -1;   // next_upstream of the last report
@@ -54,6 +56,17 @@ final class PartitionLog {
     synchronized void skipped(long offset) {
         skipped++;
         seenNext = offset + 1;
+    }
+
+    /** A record a transform or filter dropped; {@link #skipped} is called for it too. */
+    synchronized void dropped() {
+        dropped++;
+    }
+
+    /** A record skipped because a transform failed on it and errors.tolerance = all. */
+    synchronized void failed(long offset) {
+        failed++;
+        skipped(offset);
     }
 
     synchronized void acked(long offset, int recordBytes, int recordValueBytes, long now) {
@@ -103,6 +116,8 @@ final class PartitionLog {
         out.put("partition", partition);
         out.put("records", (long) acked);
         out.put("skipped", skipped);
+        out.put("dropped", dropped);
+        out.put("failed", failed);
         out.put("bytes", bytes);
         out.put("next_upstream", next);
         out.put("sync_upstream", syncUp);
@@ -118,6 +133,8 @@ final class PartitionLog {
         sent = rest;
         acked = 0;
         skipped = 0;
+        dropped = 0;
+        failed = 0;
         bytes = 0;
         valueBytes = 0;
         reportedNext = next;
