@@ -140,12 +140,12 @@ def mm2_properties(source: str, target: str, topics: Sequence[str], groups: Sequ
 
 @contextlib.contextmanager
 def running_mm2(source: str, target: str, topics: Sequence[str], groups: Sequence[str] = (),
-                extra: str = "") -> Iterator[LocalMirrorMaker]:
+                extra: str = "", classpath: tuple[Path, ...] = ()) -> Iterator[LocalMirrorMaker]:
     """Run real MM2 A->B (see `mm2_properties`) until the block ends; yields once MM2 has started, that is
     once it has created the remote topics and `A.checkpoints.internal` on B. MM2's logs are kept (and
     their folder logged) when the block fails."""
     mm = LocalMirrorMaker(mm2_properties(source, target, topics, groups, extra), clusters=("B",),
-                          name="mm2-interop", heap=MM2_HEAP).start()
+                          name="mm2-interop", heap=MM2_HEAP, classpath=classpath).start()
     try:
         wanted = {f"A.{t}" for t in topics} | {"A.checkpoints.internal"}
         target_admin = ClusterAdmin("B", {"bootstrap.servers": target})

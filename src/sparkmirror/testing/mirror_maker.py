@@ -30,8 +30,12 @@ class LocalMirrorMaker:
     """One MM2 process for a properties text; start(), then stop() (SIGTERM, SIGKILL after a timeout)."""
 
     def __init__(self, properties: str, clusters: tuple[str, ...] = (), name: str = "mm2",
-                 heap: tuple[str, str] = DEFAULT_HEAP, keep_logs: bool = False) -> None:
+                 heap: tuple[str, str] = DEFAULT_HEAP, keep_logs: bool = False,
+                 classpath: tuple[Path, ...] = ()) -> None:
+        """`classpath`: jars added to MM2's own (dedicated mode validates a connector's transforms with the
+        classpath's loader, so a user's transform found only on plugin.path is refused as not found)."""
         self.properties = properties
+        self.classpath = classpath
         self.clusters = clusters
         self.name = name
         self.heap = heap
@@ -42,7 +46,7 @@ class LocalMirrorMaker:
 
     def command(self) -> list[str]:
         assert self.dir is not None
-        cp = os.pathsep.join(str(p) for p in jars.classpath("kafka"))
+        cp = os.pathsep.join(str(p) for p in (*jars.classpath("kafka"), *self.classpath))
         log_cfg = resources.files("sparkmirror.testing").joinpath("broker-log4j2.properties")
         args = [str(self.dir / "mm2.properties")]
         if self.clusters:
