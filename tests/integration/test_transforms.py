@@ -22,7 +22,7 @@ from sparkmirror.runtime.state import POSITIONS_FILE, read_positions
 from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
 from sparkmirror.testing.records import produce, read_all
 
-from .conftest import ONLY_OWN_TOPICS, commit, count_records, wait_until
+from .conftest import ONLY_OWN_TOPICS, TRIGGER_MODES, commit, count_records, wait_until
 from .mm2_interop import _exactly, java_translate, running_mm2
 
 PLUGIN_SOURCE = Path(__file__).parent / "plugins" / "UpperCaseValue.java"
@@ -200,6 +200,12 @@ def test_a_chain_with_a_users_own_transform_gives_the_records_mm2_gives(clusters
     partitions = supervisor.status().flow("S->B").progress.partitions
     assert sum(p.dropped for p in partitions.values()) == tombstones
     assert sum(p.failed for p in partitions.values()) == marked
+
+
+@pytest.fixture(params=TRIGGER_MODES)
+def trigger_mode(request) -> str:
+    """The dropped-stretch test runs in both record-path modes (the transform step is the writer's in both)."""
+    return request.param
 
 
 def test_a_group_committed_inside_a_dropped_stretch_fails_over_with_nothing_read_twice_or_missed(

@@ -132,11 +132,11 @@ def _plugin(conn: Mapping[str, Sourced], report: Reporter, find_class: Callable[
             builtins: frozenset[str], listed: Sourced | None) -> Plugin | None:
     prefix = f"{kind}.{alias}."
     type_key = f"{prefix}type"
-    what = "transform" if kind == keys.TRANSFORMS else "predicate"
+    what, example = ("transform", "DropHeaders") if kind == keys.TRANSFORMS else ("predicate", "HasHeaderKey")
     if type_key not in conn:
         report.problem(listed.key if listed else kind,
                        f"{what} '{alias}' has no '{type_key}'; name its class, e.g. "
-                       f"{type_key} = {sorted(builtins)[0]}")
+                       f"{type_key} = {canonical_class(example, builtins)}")
         return None
     name = canonical_class(conn[type_key].value, builtins)
     if name not in builtins and not find_class(name):
