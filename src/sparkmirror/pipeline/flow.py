@@ -63,6 +63,7 @@ class WriterSpec:
     exactly_once: Mapping[str, object] | None = field(default=None, repr=False)
     # MM2's transforms (options.transforms_spec): stages, errors_tolerance, plugin_path, source; None: none
     transforms: Mapping[str, object] | None = field(default=None, repr=False)
+    message_limits: Mapping[str, int] | None = None  # remote topic -> max.message.bytes: a record over it is refused
 
     def to_json(self, driver: Mapping[str, object] | None = None, report_interval_ms: int = 0) -> str:
         """`driver`: on a cluster, the endpoint of the driver's channel server (host, port, token) that the
@@ -76,6 +77,7 @@ class WriterSpec:
                            "remote_topics": dict(self.remote_topics),
                            "exactly_once": None if self.exactly_once is None else dict(self.exactly_once),
                            "transforms": None if self.transforms is None else dict(self.transforms),
+                           "message_limits": dict(self.message_limits or {}),
                            "provenance": None if self.provenance is None else
                            {"source": self.provenance[0], "target": self.provenance[1]}})
 

@@ -102,14 +102,16 @@ _JAVA_MAX_REQUEST_SIZE = 1_048_576
 _BATCH_FRAMING_BYTES = 512  # record-batch header and per-request overhead kept below the topic limit
 
 
-def producer_settings(java_settings: Mapping[str, str], max_message_bytes: int | None = None,
+def producer_settings(java_settings: Mapping[str, str], message_limits: Mapping[str, int] | None = None,
                       describe: Callable[[str], str] = str, real_time: bool = False) -> dict[str, str]:
     """The JVM writer's producer settings (Java client names): ordered, idempotent, acks=all.
 
-    `max_message_bytes` is the smallest `max.message.bytes` of the remote topics. The broker applies it to
-    whole record batches, and the idempotent Java producer (kafka-clients 3.9) fails on a batch the broker
-    rejects (measured here: its I/O thread overflowed its stack), so batches are capped below it and a
-    record larger than it is refused by the producer itself (`max.request.size`), at once and named.
+    `message_limits` are the remote topics' `max.message.bytes`. The broker applies a topic's limit to whole
+    record batches, and the idempotent Java producer (kafka-clients 3.9) fails on a batch the broker rejects
+    (measured here: its I/O thread overflowed its stack), so batches of several records stay below the smallest
+    limit. A record too large to share a batch goes alone: the writer checks it against its own topic's limit
+    (MirrorWriter.refuse), and `max.request.size` lets through what the largest topic accepts unless the file
+    sets it, so one topic's limit never blocks another topic's records.
     """
     in_flight = java_settings.get("max.in.flight.requests.per.connection", "1").strip()
     if not in_flight.isdigit() or int(in_flight) > _MAX_IN_FLIGHT_WITH_IDEMPOTENCE:
@@ -119,11 +121,12 @@ def producer_settings(java_settings: Mapping[str, str], max_message_bytes: int |
     defaults = PRODUCER_DEFAULTS if real_time else MICRO_BATCH_PRODUCER_DEFAULTS
     settings = {**defaults, **{k: v for k, v in java_settings.items() if k not in _WRITER_MANAGED}}
     settings.update(ACKNOWLEDGED_WRITES)
-    if max_message_bytes is not None:
+    if message_limits:
         requested = int(settings["batch.size"])
-        settings["batch.size"] = str(max(1, min(requested, max_message_bytes - _BATCH_FRAMING_BYTES)))
-        request = int(settings.get("max.request.size", _JAVA_MAX_REQUEST_SIZE))
-        settings["max.request.size"] = str(min(request, max_message_bytes))
+        smallest, largest = min(message_limits.values()), max(message_limits.values())
+        settings["batch.size"] = str(max(1, min(requested, smallest - _BATCH_FRAMING_BYTES)))
+        if "max.request.size" not in java_settings:
+            settings["max.request.size"] = str(max(_JAVA_MAX_REQUEST_SIZE, largest))
     return settings
 
 

@@ -35,7 +35,7 @@ class QueryRequest:
     offsets: Mapping[str, Mapping[int, int]]  # source topic -> partition -> first offset to read
     remote_topics: Mapping[str, str]
     topic_ids: Mapping[str, str]
-    max_message_bytes: int | None  # the smallest max.message.bytes of the remote topics
+    message_limits: Mapping[str, int]  # remote topic -> its max.message.bytes
     checkpoint_dir: Path
     channel: str  # unique per generation: the writers' reports of an old query never reach a new one
     on_batch: BatchListener = field(compare=False)
@@ -158,7 +158,7 @@ class SparkEngine:
                                                       spark.sparkContext.master)
             if problem:
                 raise PipelineError(problem)
-        producer = options.producer_settings(dict(flow.target_producer), request.max_message_bytes,
+        producer = options.producer_settings(dict(flow.target_producer), request.message_limits,
                                              flow.target_producer.origin, trigger.mode == options.REAL_TIME)
         if request.exactly_once:  # a task's transaction spans its part of a batch: both are bounded
             producer = {"transaction.timeout.ms": str(TRANSACTION_TIMEOUT_MS), **producer}
@@ -174,7 +174,8 @@ class SparkEngine:
                                           "positions_group": flow.positions_group,
                                           "admin": dict(flow.target_admin)} if request.exactly_once else None,
                             transforms=options.transforms_spec(flow.transforms, flow.errors_tolerance,
-                                                               flow.plugin_path, flow.source))
+                                                               flow.plugin_path, flow.source),
+                            message_limits=dict(request.message_limits))
         replication = ReplicationFlow(spark, flow.name, source, writer, request.checkpoint_dir, request.on_batch,
                                       trigger, max_tasks=tasks)
         return SparkQuery(replication.start(until_caught_up=request.until_caught_up), replication.pump, flow.name)

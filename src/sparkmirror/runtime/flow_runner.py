@@ -181,7 +181,7 @@ class FlowRunner:
         checkpoint = checkpoints / str(self._generation)
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
         return QueryRequest(self.flow, offsets, remote, {t: i for t, i in self.topic_ids.items() if t in remote and i},
-                            min((int(v) for v in limits.values()), default=None), checkpoint,
+                            {t: int(v) for t, v in limits.items()}, checkpoint,
                             f"{self.flow.name}#{id(self)}#{self._generation}", self._on_batch, self.until_caught_up,
                             self.slots_in_use(self), self.control.exactly_once)
 

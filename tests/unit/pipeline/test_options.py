@@ -78,12 +78,17 @@ def test_more_than_five_requests_in_flight_are_refused_since_they_would_reorder(
     assert producer_settings({"max.in.flight.requests.per.connection": "5"})["enable.idempotence"] == "true"
 
 
-def test_batches_and_requests_stay_within_the_smallest_remote_max_message_bytes():
-    small = producer_settings({}, max_message_bytes=2000)
-    assert (small["batch.size"], small["max.request.size"]) == ("1488", "2000")
-    large = producer_settings({}, max_message_bytes=10_000_000)
-    assert (large["batch.size"], large["max.request.size"]) == ("1048576", "1048576")
-    assert producer_settings({"batch.size": "4096"}, max_message_bytes=10_000_000)["batch.size"] == "4096"
+def test_batches_stay_within_the_smallest_limit_and_requests_take_what_the_largest_topic_accepts():
+    small = producer_settings({}, {"A.t": 2000})
+    assert (small["batch.size"], small["max.request.size"]) == ("1488", "1048576")
+    # A 3 MB topic beside the 1 MB heartbeats topic: a 1.5 MB record of the first is not refused by the producer.
+    mixed = producer_settings({}, {"A.heartbeats": 1_048_588, "A.big": 3_000_000})
+    assert (mixed["batch.size"], mixed["max.request.size"]) == ("1048076", "3000000")
+    large = producer_settings({}, {"A.t": 10_000_000})
+    assert (large["batch.size"], large["max.request.size"]) == ("1048576", "10000000")
+    assert producer_settings({"batch.size": "4096"}, {"A.t": 10_000_000})["batch.size"] == "4096"
+    # The file's own max.request.size wins (the writer still checks each record against its topic's limit).
+    assert producer_settings({"max.request.size": "3000000"}, {"A.t": 1_048_588})["max.request.size"] == "3000000"
     assert "max.request.size" not in producer_settings({})
 
 

@@ -47,6 +47,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private final HashMap<String, String> remoteTopics;
     private final HashMap<String, String> provenance;  // source, target; null: no provenance header
     private final HashMap<String, Object> transforms;  // MM2's transforms (TransformStep.of); null: none
+    private final HashMap<String, Integer> messageLimits;  // remote topic -> its max.message.bytes
     private final int producerSlots;
     private final HashMap<String, String> sourceAdmin;  // Java admin settings of the source cluster
     private final HashMap<String, String> sourceTopicIds;  // topic -> the id the query was planned with
@@ -59,6 +60,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private transient ReportChannel channel;
     private transient Provenance stamp;  // null: no provenance header
     private transient TransformStep step;  // null: no transforms
+    private transient org.apache.kafka.common.record.CompressionType compression;
     private transient KafkaProducer<byte[], byte[]> producer;
     private transient int slot;
     private transient ConcurrentHashMap<String, Partition> partitions;
@@ -92,6 +94,10 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         @SuppressWarnings("unchecked")
         Map<String, Object> chain = (Map<String, Object>) s.get("transforms");
         this.transforms = chain == null ? null : new HashMap<>(chain);
+        this.messageLimits = new HashMap<>();
+        if (s.get("message_limits") != null) {
+            strings(s.get("message_limits")).forEach((topic, limit) -> messageLimits.put(topic, Integer.parseInt(limit)));
+        }
         @SuppressWarnings("unchecked")
         Map<String, Object> once = (Map<String, Object>) s.get("exactly_once");
         this.transactionalPrefix = once == null ? null : (String) once.get("transactional_id");
@@ -116,6 +122,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         }
         stamp = provenance == null ? null : new Provenance(provenance.get("source"), provenance.get("target"));
         step = transforms == null ? null : TransformStep.of(transforms);
+        compression = org.apache.kafka.common.record.CompressionType.forName(
+            producerConfig.getOrDefault("compression.type", "none"));
         if (transactionalPrefix == null) {
             slot = (int) (partitionId % producerSlots);
             producer = Producers.get(producerConfig, slot);
@@ -163,8 +171,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             if (p == null || p.log.partition != partition || !p.log.topic.equals(topic)) {
                 p = last = partitions.computeIfAbsent(topic + "\u0000" + partition, k -> new Partition(topic, partition));
             }
-            if (offset < p.committedNext) {
-                p.log.skipped(offset);  // committed by an earlier attempt of this batch, or before a crash
+            if (offset < p.writtenNext) {
+                p.log.skipped(offset);  // written by an earlier attempt of this task (committed, or reported)
                 return;
             }
             long now = System.currentTimeMillis();
@@ -184,6 +192,10 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             if (record == TransformStep.FAILED) {
                 p.log.failed(offset);
                 return;
+            }
+            int size = RecordSize.upperBound(record, compression);
+            if (size > p.messageLimit) {
+                refuse(p, offset, size);
             }
             p.log.sent(offset, timestamp, now);
             sending = offset;
@@ -233,6 +245,25 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             p.log.dropped();
         }
         return out;
+    }
+
+    /** A record larger than its remote topic accepts: what was sent before it is acknowledged and reported first
+     * (so no retry writes it again), then the task fails naming the record, the limit and the fix. */
+    private void refuse(Partition p, long offset, int size) {
+        String message = "record " + p.log.topic + "-" + p.log.partition + "@" + offset + " is " + size + " bytes, "
+            + "larger than cluster '" + target + "' accepts in remote topic '" + p.log.remoteTopic
+            + "' (max.message.bytes = " + p.messageLimit + "). Raise that topic's max.message.bytes (config sync "
+            + "copies the source topic's, unless config.properties.exclude names it); nothing of the partition from "
+            + "this record on is written until then";
+        if (transactionalId == null) {
+            try {
+                producer.flush();
+            } catch (RuntimeException e) {  // interrupted: what was not acknowledged is read again
+                fail(message);
+            }
+            reportAcknowledged();
+        }
+        throw new RecordPathException(message);
     }
 
     /** Fail before writing when the source topic is not the one the query was planned with (re-created). */
@@ -336,6 +367,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             for (Partition p : partitions.values()) {
                 Map<String, Object> summary = p.log.report();
                 if (summary != null) {
+                    channel.reported(p.log.topic, p.log.partition, ((Number) summary.get("next_upstream")).longValue());
                     out.add(summary);
                 }
             }
@@ -399,6 +431,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         final PartitionLog log;
 
         final long committedNext;  // exactly once: records below it are on the target already; else -1
+        final long writtenNext;  // records below it are on the target: committed, or reported by an earlier attempt
+        final int messageLimit;  // the remote topic's max.message.bytes
         long topicCheckedAt = Long.MIN_VALUE / 2;  // when the source topic's id was last compared
         Map<String, Object> sourcePartition;  // MM2's source partition map, for transforms
 
@@ -409,6 +443,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             }
             this.log = new PartitionLog(topic, partition, remote);
             this.committedNext = committed == null ? -1L : committedNext(topic, new TopicPartition(remote, partition));
+            this.writtenNext = Math.max(committedNext, channel.reportedNext(topic, partition));
+            this.messageLimit = messageLimits.getOrDefault(remote, Integer.MAX_VALUE);
         }
 
         /** The next source offset committed for the partition, -1 for none; a position committed for an earlier

@@ -14,6 +14,19 @@ import java.util.concurrent.ConcurrentHashMap;
 abstract class ReportChannel {
     protected final Set<MirrorWriter> open = ConcurrentHashMap.newKeySet();
     protected volatile boolean closed;
+    // Per source partition ("topic\0partition"): one past the last offset a writer of this query in this JVM has
+    // reported (acknowledged, or skipped). A retried task starts there instead of writing those records again.
+    private final ConcurrentHashMap<String, Long> reportedNext = new ConcurrentHashMap<>();
+
+    /** Remember what a report carried, before it is offered. */
+    void reported(String topic, int partition, long nextUpstream) {
+        reportedNext.merge(topic + "\u0000" + partition, nextUpstream, Math::max);
+    }
+
+    /** One past the last offset of the partition reported in this JVM by this query, or -1. */
+    long reportedNext(String topic, int partition) {
+        return reportedNext.getOrDefault(topic + "\u0000" + partition, -1L);
+    }
 
     /** Whether the query is stopping: a writer opened now writes nothing. */
     boolean isClosed() {
