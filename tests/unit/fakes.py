@@ -280,6 +280,9 @@ class FakeEngine:
     def prepare(self, real_time_slots) -> None:
         self.prepared = True
 
+    def check_sql_rules(self, flows) -> list[str]:
+        return [f"{f.name}: {e}" for f in flows for _, e in f.sql_rules.expressions() if "bad" in e]
+
     def take_over_transactions(self, flow) -> dict[tuple[str, int], tuple[int, str]]:
         self.take_overs += 1
         return dict(self.committed)

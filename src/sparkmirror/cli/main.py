@@ -17,9 +17,12 @@ from sparkmirror.cli.exiting import EXIT_GRACE_S, exit_status, exit_within
 from sparkmirror.cli.logs import LOG_FORMATS, setup_logging
 from sparkmirror.cli.run import run
 from sparkmirror.cli.status import status
+from sparkmirror.errors import ConfigError
 
 if TYPE_CHECKING:  # imported where used, so that `sparkmirror --help` stays fast
     from sparkmirror.client import OffsetTranslation
+    from sparkmirror.config.mm2 import MirrorMakerConfig
+    from sparkmirror.config.model import FlowConfig
 
 
 @click.group()
@@ -42,6 +45,8 @@ def validate(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str
 
     def action() -> int:
         config, flows, targets = load(config_path(config_file, None), clusters)
+        if any(f.sql_rules for f in flows):
+            _check_sql_rules(config, flows)
         beats = config.heartbeat_only_pairs(targets)
         click.echo(f"{config.source}: valid; clusters {', '.join(config.clusters)}; "
                    f"flows to run: {', '.join(f.name for f in flows) or '(none)'}")
@@ -80,6 +85,68 @@ def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ..
             if flow.sync_topic_acls.enabled:
                 for line in render.acl_plan(flow, supervisor.plan_acls(flow, topics)):
                     click.echo(line)
+        return ExitStatus.SUCCESS
+
+    guard(action, obj["traceback"])
+
+
+def _check_sql_rules(config: MirrorMakerConfig, flows: list[FlowConfig]) -> None:
+    """Spark compiles the flows' SQL rules (a local session, started for this only): each expression that does
+    not parse or type-check is a problem naming its key, with Spark's message."""
+    from sparkmirror.pipeline.session import build_spark_session, stop_quietly
+    from sparkmirror.pipeline.sql_rules import flow_problems
+
+    spark = build_spark_session(config.spark)
+    try:
+        problems = flow_problems(spark, flows)
+    finally:
+        stop_quietly(spark, "Spark session")
+    if problems:
+        raise ConfigError(problems, config.source)
+
+
+@cli.command(cls=MirrorMakerCommand)
+@config_argument
+@click.option("--sample", default=10, show_default=True, type=click.IntRange(1, 10_000),
+              help="Records read from the start of each partition of each selected topic.")
+@click.pass_obj
+def preview(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ...], sample: int) -> None:
+    """Show what the flows' SQL rules do to real records: for the first --sample records of each partition of
+    every topic a flow selects, kept or dropped, and each masked field before and after. Writes nothing."""
+
+    def action() -> int:
+        from sparkmirror.cli import render
+        from sparkmirror.pipeline.options import source_options
+        from sparkmirror.pipeline.session import build_spark_session, stop_quietly
+        from sparkmirror.pipeline.sql_rules import flow_problems
+        from sparkmirror.pipeline.sql_rules import preview as preview_records
+        from sparkmirror.runtime.supervisor import Supervisor
+
+        config, flows, targets = load(config_path(config_file, None), clusters)
+        shaped = [f for f in flows if f.sql_rules]
+        if not shaped:
+            click.echo("no flow to run has SQL rules (sparkmirror.filter, sparkmirror.mask.*, "
+                       "sparkmirror.drop.headers): nothing to preview")
+            return ExitStatus.SUCCESS
+        supervisor = Supervisor(config, Path("."), target_clusters=targets, check_state=False)
+        supervisor.check_clusters()
+        spark = build_spark_session(config.spark)
+        try:
+            problems = flow_problems(spark, shaped)
+            if problems:
+                raise ConfigError(problems, config.source)
+            for flow in shaped:
+                topics = supervisor.plan_flow(flow)
+                offsets = {t: dict.fromkeys(range(n), -2) for t, n in topics.source_partitions.items()}
+                if not offsets:
+                    click.echo(f"flow {flow.name}: no topic selected")
+                    continue
+                options = {**source_options(flow.source_consumer, offsets, describe=flow.source_consumer.origin),
+                           "endingOffsets": "latest"}
+                for line in render.sql_preview(flow, preview_records(spark, options, flow.sql_rules, sample)):
+                    click.echo(line)
+        finally:
+            stop_quietly(spark, "Spark session")
         return ExitStatus.SUCCESS
 
     guard(action, obj["traceback"])

@@ -5,6 +5,8 @@ Pure: strings in, strings out. Client settings are printed redacted; provider va
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sparkmirror.config import keys
 from sparkmirror.config.client_settings import ClientSettings
 from sparkmirror.config.flow_settings import Schedule
@@ -12,6 +14,9 @@ from sparkmirror.config.mm2 import MirrorMakerConfig
 from sparkmirror.config.model import FlowConfig
 from sparkmirror.control.acl_sync import AclPreview
 from sparkmirror.control.topics import TopicPlan
+
+if TYPE_CHECKING:  # pyspark is imported by the command that previews, not by every render
+    from sparkmirror.pipeline.sql_rules import PreviewRecord
 
 _POLICY_CLASS = {"default": keys.DEFAULT_REPLICATION_POLICY, "identity": keys.IDENTITY_REPLICATION_POLICY}
 
@@ -127,4 +132,30 @@ def offset_translation(plan) -> list[str]:  # client.OffsetTranslation (cli impo
     lines += [f"  {p.topic}-{p.partition}: {p.note}" for p in plan.partitions if p.note]
     if not plan.partitions:
         lines.append("  (no committed offsets to translate)")
+    return lines
+
+
+def _shown(value: bytes | None, width: int = 60) -> str:
+    """Bytes as UTF-8 text when they are, else hex; cut to `width` characters."""
+    if value is None:
+        return "null"
+    try:
+        text = repr(value.decode("utf-8"))
+    except UnicodeDecodeError:
+        text = "0x" + value.hex()
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def sql_preview(flow: FlowConfig, records: list[PreviewRecord]) -> list[str]:
+    """`preview`: per record, kept or dropped by the filter, and each field a mask changed."""
+    kept = sum(r.kept for r in records)
+    lines = [f"flow {flow.name}: {len(records)} record(s) read, {kept} kept, {len(records) - kept} dropped"]
+    for name, expr in flow.sql_rules.expressions():
+        lines.append(f"  rule {name} = {expr}")
+    if flow.sql_rules.drop_headers:
+        lines.append(f"  headers dropped: {', '.join(flow.sql_rules.drop_headers)}")
+    for r in records:
+        lines.append(f"  {r.topic}-{r.partition}@{r.offset}: {'kept' if r.kept else 'dropped'}")
+        for field, before, after in r.changes:
+            lines.append(f"    {field}: {_shown(before)} -> {_shown(after)}")
     return lines

@@ -29,6 +29,7 @@ from sparkmirror.config.resolution import (
     connector_props,
     worker_producer_props,
 )
+from sparkmirror.config.sql_rules import is_sql_key, read_sql_rules
 from sparkmirror.config.transforms import is_shaping_key, read_chain, read_errors_tolerance
 from sparkmirror.errors import ConfigError
 
@@ -59,12 +60,12 @@ _FLOW_CLIENT_PREFIXES = tuple(
 def _is_connector_key(key: str) -> bool:
     """Top-level keys kept in every flow's connector map (MM2: the connectors' ConfigDef names)."""
     return (key in FLOW_KEYS and key not in TOP_LEVEL_IGNORED) or key in keys.CONNECT_CONNECTOR_KEYS \
-        or keys.is_client_key(key) or is_shaping_key(key)
+        or keys.is_client_key(key) or is_shaping_key(key) or is_sql_key(key)
 
 
 def _is_flow_setting(rest: str) -> bool:
     """What a flow reads after `A->B.`: its settings and its clients' (MirrorConnectorConfig's prefixes)."""
-    return rest in FLOW_KEYS or rest.startswith(_FLOW_CLIENT_PREFIXES) or is_shaping_key(rest)
+    return rest in FLOW_KEYS or rest.startswith(_FLOW_CLIENT_PREFIXES) or is_shaping_key(rest) or is_sql_key(rest)
 
 
 def _is_cluster_setting(rest: str) -> bool:
@@ -76,7 +77,7 @@ def _is_cluster_setting(rest: str) -> bool:
 
 def _is_top_level_setting(key: str) -> bool:
     return (key in (keys.CLUSTERS, keys.METRICS_PORT, keys.PLUGIN_PATH) or key in FLOW_KEYS
-            or keys.is_client_key(key) or is_shaping_key(key)
+            or keys.is_client_key(key) or is_shaping_key(key) or is_sql_key(key)
             or key.startswith((keys.CONFIG_PROVIDERS, keys.SPARK_PREFIX, "replication.policy")))
 
 
@@ -254,6 +255,7 @@ class _Builder:
         flow = FlowConfig(source=source, target=target, **settings, **clients,
                           transforms=read_chain(conn, self, self._has_class),
                           errors_tolerance=read_errors_tolerance(conn, self), plugin_path=self.plugin_roots,
+                          sql_rules=read_sql_rules(conn, self),
                           _reset_policy=reset, exactly_once_source_support=self._exactly_once_source_support(target))
         r.plugin_classes()
         r.offset_syncs_consistency(flow)

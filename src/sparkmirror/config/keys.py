@@ -129,6 +129,12 @@ DEFAULT_REAL_TIME_EPOCH_MS = 60_000
 # How often the record path's writers report what the target acknowledged (positions, offset syncs).
 REPORT_INTERVAL_MS = "sparkmirror.report.interval.ms"
 DEFAULT_REPORT_INTERVAL_MS = 500
+# SQL rules on the record path (config/sql_rules.py): a filter and masks, Spark SQL expressions over the record.
+SQL_FILTER = "sparkmirror.filter"
+SQL_MASK_KEY = "sparkmirror.mask.key"
+SQL_MASK_VALUE = "sparkmirror.mask.value"
+SQL_MASK_HEADER_PREFIX = "sparkmirror.mask.header."
+SQL_DROP_HEADERS = "sparkmirror.drop.headers"
 SPARK_PREFIX = "spark."
 # Process-wide: the port of the Prometheus endpoint and the web view (unset: none; `run --metrics-port` wins).
 METRICS_PORT = "sparkmirror.metrics.port"

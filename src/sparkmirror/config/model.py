@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from sparkmirror.config import keys
 from sparkmirror.config.client_settings import ClientSettings
 from sparkmirror.config.flow_settings import Schedule
+from sparkmirror.config.sql_rules import SqlRules
 from sparkmirror.config.transforms import TransformStage
 from sparkmirror.errors import ConfigError
 from sparkmirror.policy.filters import ConfigPropertyFilter, GroupFilter, TopicFilter
@@ -86,6 +87,7 @@ class FlowConfig:
     transforms: tuple[TransformStage, ...]
     errors_tolerance: str
     plugin_path: tuple[str, ...]  # the top-level plugin.path's jars and class folders (config/plugin_path.py)
+    sql_rules: SqlRules  # sparkmirror's SQL filter and masks (config/sql_rules.py)
     # source_consumer's auto.offset.reset, checked once at load; its ConfigError when it cannot start a flow
     _reset_policy: str | ConfigError = field(repr=False, compare=False)
     # The target cluster's `exactly.once.source.support` (Connect's worker switch, as MM2 reads it per target)

@@ -23,27 +23,32 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from sparkmirror.config.sql_rules import SqlRules
 from sparkmirror.errors import PipelineError
 from sparkmirror.model import PartitionSummary
 from sparkmirror.pipeline.failures import root_cause
 from sparkmirror.pipeline.options import MICRO_BATCH, REAL_TIME, TriggerSpec
+from sparkmirror.pipeline.sql_rules import KEEP, shaped
 
 logger = logging.getLogger(__name__)
 
 # (report number, per-partition summaries, time.monotonic() when the report was taken)
 BatchListener = Callable[[int, list[PartitionSummary], float], None]
 
-# What the JVM writer reads, in this order (MirrorWriter.process).
+# What the JVM writer reads, in this order (MirrorWriter.process); with a SQL filter, `keep` follows.
 INPUT_COLUMNS = ("topic", "partition", "offset", "timestamp_ms", "key", "value", "headers")
 _WRITER_CLASS = "io.sparkmirror.recordpath.MirrorWriter"
 _CHANNEL_CLASS = "io.sparkmirror.recordpath.FlowChannel"
 STOP_WAIT_S = 60.0  # how long stopping waits for the records in flight to be acknowledged
 
 
-def replication_columns(df: DataFrame) -> DataFrame:
-    """Keep what a replicated record needs; the timestamp as epoch milliseconds, exactly as stored."""
-    return df.select(*(F.unix_millis("timestamp").alias(c) if c == "timestamp_ms" else F.col(c)
-                       for c in INPUT_COLUMNS))
+def replication_columns(df: DataFrame, rules: SqlRules | None = None) -> DataFrame:
+    """Keep what a replicated record needs, after the flow's SQL rules; the timestamp as epoch milliseconds,
+    exactly as stored."""
+    rules = rules or SqlRules()
+    columns = (*INPUT_COLUMNS, KEEP) if rules.filter else INPUT_COLUMNS
+    return shaped(df, rules).select(*(F.unix_millis("timestamp").alias(c) if c == "timestamp_ms" else F.col(c)
+                                      for c in columns))
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,7 @@ class WriterSpec:
     # MM2's transforms (options.transforms_spec): stages, errors_tolerance, plugin_path, source; None: none
     transforms: Mapping[str, object] | None = field(default=None, repr=False)
     message_limits: Mapping[str, int] | None = None  # remote topic -> max.message.bytes: a record over it is refused
+    sql_rules: SqlRules = field(default_factory=SqlRules)  # applied in the projection; a filter adds `keep`
 
     def to_json(self, driver: Mapping[str, object] | None = None, report_interval_ms: int = 0) -> str:
         """`driver`: on a cluster, the endpoint of the driver's channel server (host, port, token) that the
@@ -78,6 +84,7 @@ class WriterSpec:
                            "exactly_once": None if self.exactly_once is None else dict(self.exactly_once),
                            "transforms": None if self.transforms is None else dict(self.transforms),
                            "message_limits": dict(self.message_limits or {}),
+                           "filtered": bool(self.sql_rules.filter),
                            "provenance": None if self.provenance is None else
                            {"source": self.provenance[0], "target": self.provenance[1]}})
 
@@ -179,7 +186,7 @@ class ReplicationFlow:
         reader = self.spark.readStream.format("kafka")
         for key, value in self.source_options.items():
             reader = reader.option(key, value)
-        stream = reader.load().transform(replication_columns)
+        stream = replication_columns(reader.load(), self.writer.sql_rules)
         if self.trigger.mode == MICRO_BATCH:
             # Fewer, longer tasks: whole Kafka partitions are concatenated, never split, so each keeps its order.
             stream = stream.coalesce(self.max_tasks)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +65,11 @@ class Engine(Protocol):
         ...
 
     def start_query(self, request: QueryRequest) -> Query: ...
+
+    def check_sql_rules(self, flows: Sequence[FlowConfig]) -> list[str]:
+        """Spark's verdict on the flows' SQL rules: one problem per expression that does not parse or type-check,
+        naming its key (starts the session if needed)."""
+        ...
 
     def take_over_transactions(self, flow: FlowConfig) -> Mapping[tuple[str, int], tuple[int, str]]:
         """Exactly once, before a query: fence the flow's transactional ids on the target; its committed
@@ -139,6 +144,11 @@ class SparkEngine:
                 raise
         return self._spark
 
+    def check_sql_rules(self, flows: Sequence[FlowConfig]) -> list[str]:
+        from sparkmirror.pipeline.sql_rules import flow_problems
+
+        return flow_problems(self.session(), flows)
+
     def take_over_transactions(self, flow: FlowConfig) -> Mapping[tuple[str, int], tuple[int, str]]:
         from sparkmirror.pipeline.transactions import take_over
 
@@ -175,7 +185,7 @@ class SparkEngine:
                                           "admin": dict(flow.target_admin)} if request.exactly_once else None,
                             transforms=options.transforms_spec(flow.transforms, flow.errors_tolerance,
                                                                flow.plugin_path, flow.source),
-                            message_limits=dict(request.message_limits))
+                            message_limits=dict(request.message_limits), sql_rules=flow.sql_rules)
         replication = ReplicationFlow(spark, flow.name, source, writer, request.checkpoint_dir, request.on_batch,
                                       trigger, max_tasks=tasks)
         return SparkQuery(replication.start(until_caught_up=request.until_caught_up), replication.pump, flow.name)

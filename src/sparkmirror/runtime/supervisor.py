@@ -23,7 +23,7 @@ from sparkmirror.control.acl_sync import AclPreview, AclSync, MemoryLedger
 from sparkmirror.control.ports import Clients, TopicAdmin
 from sparkmirror.control.topic_sync import observe_plan
 from sparkmirror.control.topics import TopicPlan
-from sparkmirror.errors import PipelineError
+from sparkmirror.errors import ConfigError, PipelineError
 from sparkmirror.pipeline import options
 from sparkmirror.runtime.engine import Engine
 from sparkmirror.runtime.flow_runner import FlowRunner
@@ -137,6 +137,7 @@ class Supervisor:
         self.check_clusters()
         if self.flows:
             self.engine.prepare(self._real_time_slots_wanted)
+            self._check_sql_rules()
         if not self.until_caught_up:
             self.heartbeats.add_all(self.config.heartbeat_only_pairs(self.target_clusters))
             self._create_heartbeats_topics()
@@ -153,6 +154,15 @@ class Supervisor:
                                                  name="sparkmirror-side-jobs", daemon=True)  # never waited for
             self._side_thread.start()
             self.heartbeats.start()
+
+    def _check_sql_rules(self) -> None:
+        """A SQL rule Spark cannot compile stops the start, as a configuration error naming its key."""
+        with_rules = [r.flow for r in self.flows.values() if r.flow.sql_rules]
+        if with_rules:
+            self._phase = "checking the flows' SQL rules"
+            problems = self.engine.check_sql_rules(with_rules)
+            if problems:
+                raise ConfigError(problems, self.config.source)
 
     def _create_heartbeats_topics(self) -> None:
         """Create the heartbeats topics this process writes into the flows' source clusters before any flow

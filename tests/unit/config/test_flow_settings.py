@@ -12,7 +12,7 @@ from sparkmirror.config.properties import parse_properties
 
 TWO = "clusters = a, b\na.bootstrap.servers = servers-one\nb.bootstrap.servers = servers-two\n"
 # Record shaping is read by config/transforms.py: lists of aliases with settings of their own, not one key each.
-_SHAPING_FIELDS = {"transforms", "errors_tolerance", "plugin_path"}
+_SHAPING_FIELDS = {"transforms", "errors_tolerance", "plugin_path", "sql_rules"}
 _SETTING_FIELDS = [f for f in dataclasses.fields(FlowConfig) if f.compare and f.type != "ClientSettings"
                    and f.name not in {"source", "target", *_SHAPING_FIELDS}]
 

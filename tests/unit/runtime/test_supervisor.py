@@ -7,7 +7,7 @@ from tests.unit.fakes import Clock, FakeClients, FakeCluster, FakeEngine, load
 from tests.unit.properties_text import THREE_CLUSTERS
 
 from sparkmirror.config.diff import diff_configs
-from sparkmirror.errors import PipelineError
+from sparkmirror.errors import ConfigError, PipelineError
 from sparkmirror.offsets.codec import decode_heartbeat
 from sparkmirror.runtime.supervisor import RETRY_FIRST_S, Supervisor
 
@@ -32,6 +32,13 @@ def test_start_runs_every_flow_and_schedules_its_jobs(tmp_path):
     sup.scheduler.run_due()
     assert len(clusters["B"].logs["heartbeats"]) == 2
     assert [s.state for s in sup.status().flows] == ["running", "running"]
+
+
+def test_a_sql_rule_spark_cannot_compile_stops_the_start_naming_its_key(tmp_path):
+    sup, _, engine, _ = supervisor(tmp_path, TEXT + "A->B.sparkmirror.filter = a bad expression\n")
+    with pytest.raises(ConfigError, match="A->B: a bad expression"):
+        sup.start()
+    assert engine.queries == []
 
 
 def test_a_flow_that_cannot_start_is_retried_with_back_off_while_the_others_run(tmp_path):

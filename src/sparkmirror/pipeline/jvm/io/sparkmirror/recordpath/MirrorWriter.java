@@ -40,6 +40,7 @@ import org.apache.spark.sql.Row;
  */
 public final class MirrorWriter extends ForeachWriter<Row> {
     private static final long serialVersionUID = 1L;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MirrorWriter.class);
 
     private final String channelId;
     private final String target;
@@ -48,6 +49,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
     private final HashMap<String, String> provenance;  // source, target; null: no provenance header
     private final HashMap<String, Object> transforms;  // MM2's transforms (TransformStep.of); null: none
     private final HashMap<String, Integer> messageLimits;  // remote topic -> its max.message.bytes
+    private final boolean filtered;  // a SQL filter's verdict is column 7 ("keep")
     private final int producerSlots;
     private final HashMap<String, String> sourceAdmin;  // Java admin settings of the source cluster
     private final HashMap<String, String> sourceTopicIds;  // topic -> the id the query was planned with
@@ -94,6 +96,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         @SuppressWarnings("unchecked")
         Map<String, Object> chain = (Map<String, Object>) s.get("transforms");
         this.transforms = chain == null ? null : new HashMap<>(chain);
+        this.filtered = Boolean.TRUE.equals(s.get("filtered"));
         this.messageLimits = new HashMap<>();
         if (s.get("message_limits") != null) {
             strings(s.get("message_limits")).forEach((topic, limit) -> messageLimits.put(topic, Integer.parseInt(limit)));
@@ -114,6 +117,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
 
     @Override
     public boolean open(long partitionId, long epochId) {
+        QuietFailures.install();
         partitions = new ConcurrentHashMap<>();
         reportLock = new Object();
         channel = ReportChannel.forWriter(channelId, driver, reportIntervalMs);
@@ -179,6 +183,11 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             if (now - p.topicCheckedAt >= SourceTopics.FRESH_MS) {
                 checkTopicId(topic);
                 p.topicCheckedAt = now;
+            }
+            if (filtered && !row.getBoolean(7)) {
+                p.log.dropped();
+                p.log.skipped(offset);
+                return;
             }
             byte[] key = row.isNullAt(4) ? null : (byte[]) row.get(4);
             byte[] value = row.isNullAt(5) ? null : (byte[]) row.get(5);
@@ -282,6 +291,28 @@ public final class MirrorWriter extends ForeachWriter<Row> {
 
     @Override
     public void close(Throwable errorOrNull) {
+        try {
+            closeTask(errorOrNull);
+        } catch (RecordPathException e) {
+            said(e);
+            throw e;
+        }
+        said(errorOrNull);
+    }
+
+    /** One line per failed task for the record path's own failures (Spark's lines about them are dropped by
+     * {@link QuietFailures}); the stack at DEBUG. */
+    private void said(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof RecordPathException) {
+                LOG.warn("flow task failed: {}", t.getMessage());
+                LOG.debug("record path failure", error);
+                return;
+            }
+        }
+    }
+
+    private void closeTask(Throwable errorOrNull) {
         if (step != null) {
             step.close();
         }
