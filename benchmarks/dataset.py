@@ -31,8 +31,20 @@ class Payloads:
         return self.block[start:start + self.record_size]
 
 
-def load(bootstrap: str, topics: list[str], partitions: int, records: int, record_size: int, seed: int) -> float:
-    """Write `records` records round-robin over the topics' partitions; returns seconds taken."""
+SSN_HEADER = "ssn"  # the transforms mode's header to drop (9 bytes on every record)
+SKIP_HEADER = "skip"  # the transforms mode's mark of a record to filter out (every SKIP_EVERY-th)
+SKIP_EVERY = 10
+
+
+def skipped(records: int) -> int:
+    """Records of a `shaped` backlog that carry the skip mark."""
+    return (records + SKIP_EVERY - 1) // SKIP_EVERY
+
+
+def load(bootstrap: str, topics: list[str], partitions: int, records: int, record_size: int, seed: int,
+         shaped: bool = False) -> float:
+    """Write `records` records round-robin over the topics' partitions; returns seconds taken. `shaped` adds
+    the transforms mode's headers: an `ssn` header on every record and a `skip` mark on every tenth."""
     payloads = Payloads(record_size, seed)
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": "20",
                          "batch.size": "1000000", "queue.buffering.max.kbytes": "262144",
@@ -49,9 +61,13 @@ def load(bootstrap: str, topics: list[str], partitions: int, records: int, recor
         slot = i % slots
         while True:
             try:
+                headers = [("bench-seq", i.to_bytes(8, "big"))]
+                if shaped:
+                    headers.append((SSN_HEADER, b"123456789"))
+                    if i % SKIP_EVERY == 0:
+                        headers.append((SKIP_HEADER, b"1"))
                 producer.produce(topics[slot // partitions], value=payloads.value(i), key=payloads.key(i),
-                                 partition=slot % partitions, headers=[("bench-seq", i.to_bytes(8, "big"))],
-                                 on_delivery=on_delivery)
+                                 partition=slot % partitions, headers=headers, on_delivery=on_delivery)
                 break
             except BufferError:
                 producer.poll(0.05)

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmarks import dataset
+from benchmarks import dataset, transforms
 from benchmarks.latency import measure_direct_latency, measure_latency
 from benchmarks.metrics_cost import markdown as metrics_cost_markdown
 from benchmarks.metrics_cost import run_metrics_cost
@@ -46,8 +46,9 @@ from sparkmirror.pipeline import class_archive
 from sparkmirror.testing.kafka_cluster import start_clusters
 
 RESULTS = Path(__file__).parent / "results"
-MODES = ("throughput", "metrics", "latency", "scale")
-DEFAULT_MODES = ("throughput", "latency", "scale")  # `metrics` adds 2 x --metrics-reps copies: asked for by name
+MODES = ("throughput", "metrics", "latency", "scale", "transforms")
+# `metrics` adds 2 x --metrics-reps copies, `transforms` three copies and two latency runs: asked for by name
+DEFAULT_MODES = ("throughput", "latency", "scale")
 RUNNERS = {"mm2": MirrorMakerRunner, "sparkmirror": SparkmirrorRunner, "sparkmirror-exactly-once": exactly_once_runner,
            "mm2-exactly-once": mm2_exactly_once_runner}
 QUICK = {"records": 50_000, "latency_seconds": 5.0, "latency_warmup_seconds": 3.0, "scale_topics": 10,
@@ -206,6 +207,11 @@ def run_metrics(args: argparse.Namespace, src: str, tgt: str, runners: dict, res
     run_metrics_cost(args, src, tgt, runners, result, log, timeout_for(args.records))
 
 
+def run_transforms(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
+    args.workdir = next(iter(runners.values())).workdir
+    transforms.run_transforms(args, src, tgt, figures, _create, _admins, log, timeout_for(args.records), result)
+
+
 def run_scale(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
     src_admin, tgt_admin = _admins(src, tgt)
     topics = [f"scale-{i:03d}" for i in range(args.scale_topics)]
@@ -253,13 +259,15 @@ def ratios(result: dict) -> None:
     if scale.get("sparkmirror") and scale.get("mm2"):
         result["scale_throughput_ratio_vs_mm2"] = round(
             scale["sparkmirror"]["records_per_s"] / scale["mm2"]["records_per_s"], 3)
+    transforms.ratios(result)
 
 
 COLUMNS = ("records_per_s", "mb_per_s", "wall_s", "first_record_s", "cpu_s", "cpu_s_per_million_records",
            "peak_rss_mb", "p50_ms", "p99_ms", "max_ms", "startup_p99_ms", "latency_cpu_s_per_million_records")
 RATIOS = ("throughput_ratio_vs_mm2", "throughput_ratio_vs_limit", "exactly_once_throughput_ratio_vs_at_least_once",
           "mm2_exactly_once_throughput_ratio_vs_mm2", "scale_throughput_ratio_vs_mm2", "latency_p99_ratio_vs_mm2",
-          "metrics_on_off_ratio")
+          "metrics_on_off_ratio", "transforms_throughput_ratio_vs_plain", "transforms_throughput_ratio_vs_mm2",
+          "sql_filter_latency_p50_ratio")
 
 
 def markdown(result: dict) -> str:
@@ -272,6 +280,9 @@ def markdown(result: dict) -> str:
     if result["scale"]:
         lines += ["", f"### scale ({result['parameters']['scale_topics']} topics x "
                       f"{result['parameters']['scale_partitions']} partitions)", *table(result["scale"])]
+    if result.get("transforms"):
+        lines += ["", "### transforms (records/s of the source backlog; latency in Real-Time Mode)",
+                  *table(result["transforms"])]
     lines += [*metrics_cost_markdown(result), ""]
     spread = result.get("ratios_per_repeat", {})
     for key in RATIOS:
@@ -284,12 +295,12 @@ def markdown(result: dict) -> str:
 def combine(result: dict, repeats: list[dict]) -> None:
     """The medians of the repeats' figures as the result's rows (ratios() then takes its ratios from those), and
     each repeat's own ratios beside them; the metrics mode's table stays in each repeat."""
-    for section in ("replicators", "scale"):
-        names = dict.fromkeys(name for rep in repeats for name in rep[section])
+    for section in ("replicators", "scale", "transforms"):
+        names = dict.fromkeys(name for rep in repeats for name in rep.get(section, {}))
         for name in names:
-            rows = [rep[section][name] for rep in repeats if name in rep[section]]
+            rows = [rep[section][name] for rep in repeats if name in rep.get(section, {})]
             keys = dict.fromkeys(key for row in rows for key in row)
-            result[section][name] = {key: _median([row.get(key) for row in rows]) for key in keys}
+            result.setdefault(section, {})[name] = {key: _median([row.get(key) for row in rows]) for key in keys}
     for key in dict.fromkeys(k for rep in repeats for k, v in rep.items() if isinstance(v, int | float)):
         result[key] = _median([rep.get(key) for rep in repeats])  # load_s, metrics_on_off_ratio
     for rep in repeats:
@@ -339,7 +350,7 @@ def run_modes(args: argparse.Namespace, result: dict) -> None:
     New clusters per mode keep one mode's leftovers (the throughput mode's three 2 GB writes into the
     target, the scale mode's thousand partitions) out of the next mode's brokers."""
     for mode, fn in (("throughput", run_throughput), ("metrics", run_metrics), ("latency", run_latency),
-                     ("scale", run_scale)):
+                     ("scale", run_scale), ("transforms", run_transforms)):
         if mode not in args.modes:
             continue
         log(f"{mode}: starting source and target clusters")

@@ -16,7 +16,7 @@ def test_quick_benchmark_reports_every_field(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--quick", "--records", "3000", "--partitions", "3",
          "--latency-seconds", "3", "--latency-rate-mb", "1", "--scale-topics", "3", "--scale-partitions", "2",
-         "--modes", "throughput,metrics,latency,scale", "--metrics-reps", "1", "--out", str(tmp_path)],
+         "--modes", "throughput,metrics,latency,scale,transforms", "--metrics-reps", "1", "--out", str(tmp_path)],
         cwd=REPO, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     [path] = list(tmp_path.glob("bench-*-quick.json"))
@@ -47,3 +47,13 @@ def test_quick_benchmark_reports_every_field(tmp_path):
     assert cost["on"]["scrapes"] >= 1 and "scrapes" not in cost["off"]
     assert report["metrics_on_off_ratio"] > 0
     assert "### metrics cost" in result.stdout
+    shaped = report["transforms"]  # the same backlog with and without MM2's chain, and MM2 with it
+    for name in ("sparkmirror", "sparkmirror-transforms", "mm2-transforms"):
+        assert shaped[name]["records_per_s"] > 0, name
+    assert shaped["sparkmirror"]["records_written"] == 3000
+    assert shaped["sparkmirror-transforms"]["records_written"] == shaped["mm2-transforms"]["records_written"] == 2700
+    for name in ("sparkmirror-real-time", "sparkmirror-real-time-sql-filter"):
+        assert shaped[name]["p50_ms"] >= 0, name
+    for key in ("transforms_throughput_ratio_vs_plain", "transforms_throughput_ratio_vs_mm2",
+                "sql_filter_latency_p50_ratio"):
+        assert report[key] > 0, key
