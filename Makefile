@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export SPARKMIRROR_CACHE ?= $(CURDIR)/.cache
 export PIP_CACHE_DIR ?= $(SPARKMIRROR_CACHE)/pip
 
-.PHONY: demo test unit lint setup bench clean browser
+.PHONY: demo test unit java-test lint setup bench clean browser
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "sparkmirror needs Python 3.11 or newer")'
@@ -23,8 +23,15 @@ setup: $(BIN)/.installed
 demo: setup
 	$(BIN)/sparkmirror demo
 
-test: setup lint browser
+test: setup lint browser java-test
 	$(BIN)/python -m pytest
+
+# The record path's JUnit tests (no broker, no Spark session), with Maven's repository where jars/maven.py keeps
+# it. Quiet but for Surefire, whose lines end in the "Tests run: N, Failures: 0, Errors: 0, Skipped: 0" summary.
+RECORD_PATH_POM := src/sparkmirror/pipeline/jvm/pom.xml
+java-test:
+	mvn -B -q -f $(RECORD_PATH_POM) -Dmaven.repo.local=$(or $(SPARKMIRROR_MAVEN_REPO),$(SPARKMIRROR_CACHE)/m2) \
+		-Dorg.slf4j.simpleLogger.log.org.apache.maven.plugin.surefire=info test
 
 # The web view's test renders it in headless Chromium: Debian's package, installed when missing (as root).
 browser:
@@ -49,4 +56,4 @@ bench: setup
 	$(BIN)/python -m benchmarks.run $(ARGS)
 
 clean:
-	rm -rf $(VENV) .cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .cache .pytest_cache .hypothesis src/sparkmirror/pipeline/jvm/target

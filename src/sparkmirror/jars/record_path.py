@@ -1,7 +1,9 @@
 """Build the record path's JVM writer (`pipeline/jvm/`) into a jar in the cache.
 
-It is compiled with `javac` against the pyspark wheel's jars and the connector's kafka-clients into
-`jars/record-path/`, on first use and again only when its sources or those jars change.
+Its main sources (`pipeline/jvm/src/main/java`) are compiled with `javac` against the pyspark wheel's jars and
+the connector's kafka-clients into `jars/record-path/`, on first use and again only when they or those jars
+change: the jars Spark runs it with, and no Maven at run time. `pipeline/jvm/pom.xml` is the project's build
+file for its JUnit tests (`make java-test`), against the same versions.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ _JAVAC_TIMEOUT_S = 900
 
 
 def _record_path_sources() -> list[tuple[str, bytes]]:
-    root = resources.files("sparkmirror.pipeline").joinpath("jvm")
+    root = resources.files("sparkmirror.pipeline").joinpath("jvm", "src", "main", "java")
     found: list[tuple[str, bytes]] = []
 
     def walk(node, prefix: str) -> None:  # importlib Traversable
