@@ -10,12 +10,13 @@ import org.apache.logging.log4j.core.filter.AbstractFilter;
 /**
  * Spark logs a failed task several times over, each with the whole stack (the executor's "Exception in task", the
  * scheduler's "Lost task" and "aborting job", the query's end): for a record the target refuses, thousands of
- * lines over a few retries. The writer says it in one line naming the record and the fix (stack at DEBUG), so
+ * lines over a few retries. The writer says it in one line naming the record and the fix ({@link #say}), so
  * this JVM-wide filter drops Spark's events about a {@link RecordPathException}. Other failures log as before.
  */
 final class QuietFailures extends AbstractFilter {
     private static final AtomicBoolean INSTALLED = new AtomicBoolean();
     private static final String OURS = RecordPathException.class.getName();
+    private static final org.slf4j.Logger WRITER_LOG = org.slf4j.LoggerFactory.getLogger(MirrorWriter.class);
 
     private QuietFailures() {
         super(Filter.Result.DENY, Filter.Result.NEUTRAL);
@@ -32,6 +33,17 @@ final class QuietFailures extends AbstractFilter {
             context.updateLoggers();
         } catch (RuntimeException | LinkageError e) {  // another logging backend: Spark's lines stay
             org.slf4j.LoggerFactory.getLogger(QuietFailures.class).debug("log filter not installed", e);
+        }
+    }
+
+    /** One line per failed task for the record path's own failures, in the writer's log; the stack at DEBUG. */
+    static void say(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof RecordPathException) {
+                WRITER_LOG.warn("flow task failed: {}", t.getMessage());
+                WRITER_LOG.debug("record path failure", error);
+                return;
+            }
         }
     }
 

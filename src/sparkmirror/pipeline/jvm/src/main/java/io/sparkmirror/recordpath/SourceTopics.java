@@ -34,6 +34,21 @@ final class SourceTopics {
         return CLUSTERS.computeIfAbsent(config, SourceTopics::new);
     }
 
+    /** Fail before writing when the source topic is not the one the query was planned with (re-created).
+     * {@code admin}: the source cluster's admin settings; {@code plannedIds}: topic -> its id when planned. */
+    static void check(Map<String, String> admin, Map<String, String> plannedIds, String topic) {
+        String planned = plannedIds.get(topic);
+        if (planned == null || admin == null) {
+            return;
+        }
+        String now = of(admin).idOf(topic);
+        if (now != null && !now.isEmpty() && !now.equals(planned)) {
+            throw new RecordPathException("source topic '" + topic + "' was deleted and re-created (topic id "
+                + planned + ", now " + now + "): its records are not written at the old positions; the flow "
+                + "restarts it from its start");
+        }
+    }
+
     /** The topic's id now ("" if it does not exist), or null when the cluster did not answer in time. */
     String idOf(String topic) {
         long now = System.currentTimeMillis();

@@ -1,0 +1,81 @@
+package io.sparkmirror.recordpath;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.Serializable;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * What the driver tells every task of a flow's query (pipeline/flow.py's writer spec), read once in the driver and
+ * shipped with the {@link MirrorWriter} to the executors: hence serializable, of plain maps.
+ */
+final class WriterSpec implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    final String channelId;
+    final String target;
+    final HashMap<String, String> producerConfig;
+    final HashMap<String, String> remoteTopics;
+    final HashMap<String, String> provenance;  // source, target; null: no provenance header
+    final HashMap<String, Object> transforms;  // MM2's transforms (TransformStep.of); null: none
+    final HashMap<String, Integer> messageLimits;  // remote topic -> its max.message.bytes
+    final boolean filtered;  // a SQL filter's verdict is column 7 ("keep")
+    final int producerSlots;
+    final HashMap<String, String> sourceAdmin;  // Java admin settings of the source cluster
+    final HashMap<String, String> sourceTopicIds;  // topic -> the id the query was planned with
+
+    final HashMap<String, Object> driver;  // the driver's channel endpoint; null in local mode
+    final String transactionalPrefix;  // null: at least once
+    final String positionsGroup;  // the target's group holding the committed positions
+    final HashMap<String, String> targetAdmin;  // Java admin settings of the target
+    final long reportIntervalMs;
+
+    /** {@code spec}: JSON with channel, target, producer (Java client settings), producer_slots (producers
+     * per configuration, the flow's tasks.max), remote_topics, provenance, and on a cluster driver (the
+     * endpoint of the driver's {@link ChannelServer}) and report_interval_ms. */
+    WriterSpec(String spec) throws Exception {
+        Map<String, Object> s = new ObjectMapper().readValue(spec, new TypeReference<Map<String, Object>>() { });
+        this.channelId = (String) s.get("channel");
+        this.target = (String) s.get("target");
+        this.producerConfig = strings(s.get("producer"));
+        this.remoteTopics = strings(s.get("remote_topics"));
+        this.producerSlots = Math.max(1, ((Number) s.get("producer_slots")).intValue());
+        this.sourceAdmin = s.get("source_admin") == null ? null : strings(s.get("source_admin"));
+        this.sourceTopicIds = s.get("source_topic_ids") == null ? new HashMap<>() : strings(s.get("source_topic_ids"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> endpoint = (Map<String, Object>) s.get("driver");
+        this.driver = endpoint == null ? null : new HashMap<>(endpoint);
+        this.reportIntervalMs = s.get("report_interval_ms") == null ? 0L : ((Number) s.get("report_interval_ms")).longValue();
+        this.provenance = s.get("provenance") == null ? null : strings(s.get("provenance"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> chain = (Map<String, Object>) s.get("transforms");
+        this.transforms = chain == null ? null : new HashMap<>(chain);
+        this.filtered = Boolean.TRUE.equals(s.get("filtered"));
+        this.messageLimits = new HashMap<>();
+        if (s.get("message_limits") != null) {
+            strings(s.get("message_limits")).forEach((topic, limit) -> messageLimits.put(topic, Integer.parseInt(limit)));
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> once = (Map<String, Object>) s.get("exactly_once");
+        this.transactionalPrefix = once == null ? null : (String) once.get("transactional_id");
+        this.positionsGroup = once == null ? null : (String) once.get("positions_group");
+        this.targetAdmin = once == null ? null : strings(once.get("admin"));
+    }
+
+    /** The remote topic the query planned for a source topic. */
+    String remoteTopic(String topic) {
+        String remote = remoteTopics.get(topic);
+        if (remote == null) {
+            throw new RecordPathException("no remote topic planned for source topic '" + topic + "'");
+        }
+        return remote;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static HashMap<String, String> strings(Object map) {
+        HashMap<String, String> out = new HashMap<>();
+        ((Map<String, Object>) map).forEach((k, v) -> out.put(k, String.valueOf(v)));
+        return out;
+    }
+}
