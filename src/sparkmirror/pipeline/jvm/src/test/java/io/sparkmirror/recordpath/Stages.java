@@ -1,0 +1,47 @@
+package io.sparkmirror.recordpath;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Stages of a transform chain as the writer's spec holds them (config/transforms.TransformStage.to_spec). */
+final class Stages {
+    private Stages() {
+    }
+
+    static Map<String, Object> stage(String alias, String type, Map<String, Object> config) {
+        Map<String, Object> out = new HashMap<>();
+        out.put("alias", alias);
+        out.put("type", type);
+        out.put("config", config);
+        out.put("negate", false);
+        out.put("predicate", null);
+        return out;
+    }
+
+    /** The stage applied only where the predicate ({@code type} with {@code config}) holds, or fails if negated. */
+    static Map<String, Object> when(Map<String, Object> stage, String alias, String type, Map<String, Object> config,
+                                    boolean negate) {
+        Map<String, Object> predicate = new HashMap<>();
+        predicate.put("alias", alias);
+        predicate.put("type", type);
+        predicate.put("config", config);
+        stage.put("predicate", predicate);
+        stage.put("negate", negate);
+        return stage;
+    }
+
+    static TransformChain chain(List<Map<String, Object>> stages) {
+        return new TransformChain(stages, Stages.class.getClassLoader());
+    }
+
+    /** The writer's "transforms" spec (options.transforms_spec). */
+    static Map<String, Object> spec(List<Map<String, Object>> stages, String tolerance) {
+        Map<String, Object> out = new HashMap<>();
+        out.put("stages", stages);
+        out.put("errors_tolerance", tolerance);
+        out.put("plugin_path", List.of());
+        out.put("source", "A");
+        return out;
+    }
+}

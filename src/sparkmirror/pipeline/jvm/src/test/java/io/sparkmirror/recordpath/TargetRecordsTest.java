@@ -1,0 +1,81 @@
+package io.sparkmirror.recordpath;
+
+import static io.sparkmirror.recordpath.Rows.header;
+import static io.sparkmirror.recordpath.Rows.record;
+import static io.sparkmirror.recordpath.Rows.shown;
+import static io.sparkmirror.recordpath.Rows.text;
+import static io.sparkmirror.recordpath.Stages.spec;
+import static io.sparkmirror.recordpath.Stages.stage;
+import static io.sparkmirror.recordpath.Stages.when;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.spark.sql.Row;
+import org.junit.jupiter.api.Test;
+
+class TargetRecordsTest {
+    private static final String PROVENANCE = Provenance.HEADER;
+    private final TaskPartition partition = new TaskPartition(null, new PartitionLog("t", 1, "A.t"), -1L, -1L, 100);
+
+    private ProducerRecord<byte[], byte[]> of(TargetRecords records, Row row) {
+        return records.of(row, partition, SourceRow.topic(row), SourceRow.offset(row), SourceRow.partition(row),
+                          SourceRow.timestamp(row), SourceRow.key(row), SourceRow.value(row));
+    }
+
+    private static TransformStep step(Map<String, Object> stage, String tolerance) {
+        return TransformStep.of(spec(List.of(stage), tolerance));
+    }
+
+    @Test
+    void withoutProvenanceOrTransformsTheRecordIsCopiedAsItIs() {
+        Row row = record("t", 1, 5L, 1_000L, null, "v", header("a", "1"), header("a", "2"));
+        ProducerRecord<byte[], byte[]> out = of(new TargetRecords(null, null), row);
+        assertEquals("A.t", out.topic());
+        assertEquals(1, out.partition());
+        assertEquals(1_000L, out.timestamp());
+        assertNull(out.key());
+        assertEquals("v", text(out.value()));
+        assertEquals(List.of("a=1", "a=2"), shown(out.headers()));
+    }
+
+    @Test
+    void theProvenanceHeaderIsStampedOrTheRecordSkipped() {
+        TargetRecords records = new TargetRecords(new Provenance("A", "B"), null);
+        assertEquals(List.of("a=1", PROVENANCE + "=A"),
+                     shown(of(records, record("t", 1, 5L, 0L, "k", "v", header("a", "1"))).headers()));
+        assertNull(of(records, record("t", 1, 6L, 0L, "k", "v", header(PROVENANCE, "B"))));
+        partition.log.skipped(6L);  // as the writer does for a null
+        assertEquals(0L, partition.log.report().get("dropped"));  // on the target already: not a drop
+    }
+
+    @Test
+    void throughTransformsTheProvenanceHeaderIsSetLast() {
+        TargetRecords records = new TargetRecords(new Provenance("A", "B"),
+                                                  step(stage("drop", "DropHeaders", Map.of("headers", "a")), "none"));
+        ProducerRecord<byte[], byte[]> out = of(records, record("t", 1, 5L, 0L, "k", "v", header(PROVENANCE, "C"),
+                                                                header("a", "1"), header("b", "2")));
+        assertEquals(List.of(PROVENANCE + "=C,A", "b=2"), shown(out.headers()));
+        assertNull(of(records, record("t", 1, 6L, 0L, "k", "v", header(PROVENANCE, "B"))));
+        assertEquals(Map.of("cluster", "A", "topic", "t", "partition", 1), partition.sourcePartition);
+    }
+
+    @Test
+    void aRecordATransformDropsIsCountedAsDropped() {
+        TargetRecords records = new TargetRecords(null, step(when(stage("skip", "Filter", Map.of()), "x",
+                                                                  "HasHeaderKey", Map.of("name", "x"), false), "none"));
+        assertNull(of(records, record("t", 1, 5L, 0L, "k", "v", header("x", "1"))));
+        partition.log.skipped(5L);  // as the writer does for a null
+        assertEquals(1L, partition.log.report().get("dropped"));
+    }
+
+    @Test
+    void aToleratedFailureIsFailed() {
+        TargetRecords records = new TargetRecords(null, step(stage("extract", "ExtractField$Value",
+                                                                   Map.of("field", "f")), "all"));
+        assertSame(TransformStep.FAILED, of(records, record("t", 1, 5L, 0L, "k", "v")));
+    }
+}
