@@ -170,3 +170,37 @@ def test_a_one_way_run_does_not_restart_its_query_for_its_own_heartbeats_topic(s
     plans = [line for line in proc.log_path.read_text().splitlines() if "replicating" in line and "topic(s)" in line]
     assert len(plans) == 1 and "(start)" in plans[0], plans
     assert f"heartbeats->{remote_heartbeats}" in plans[0], plans
+
+
+def test_a_refused_record_is_one_log_line_per_attempt_and_nothing_is_written_twice(clusters, start_cli, tmp_path):
+    """A record larger than its remote topic accepts, retried by Spark (4 task attempts a query) and by the flow
+    (a new query after back-off): each attempt says so in one line naming the record, no stack trace, and the
+    records before it are on the target once."""
+    topic = f"refusal-{time.time_ns()}"
+    remote = f"A.{topic}"
+    assert ClusterAdmin("A", {"bootstrap.servers": clusters.source}).create_topics(
+        [NewTopicSpec(topic, 1, 1)])[topic] is None
+    target = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
+    assert target.create_topics([NewTopicSpec(remote, 1, 1, {"max.message.bytes": "2000"})])[remote] is None
+    values = [f"small-{i}".encode() for i in range(5)] + [b"x" * 10_000] + [b"after"] * 5
+    now = int(time.time() * 1000)
+    produce(clusters.source, topic, [KafkaRecord(0, -1, None, v, (), TIMESTAMP_CREATE_TIME, now) for v in values])
+    config = write_config(tmp_path / "mm2.properties", clusters.source, clusters.target, topic,
+                          "sync.topic.configs.enabled = false\n")
+    proc = start_cli("run", config, "--state-dir", str(tmp_path / "state"))
+    flow_failed = f"flow A->B failed: record {topic}-0@5"
+    wait_for(lambda: proc.log_path.read_text(errors="replace").count(flow_failed) >= 2, CATCH_UP_S,
+             "the flow to fail, and fail again after its retry", proc)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    log = proc.log_path.read_text(errors="replace")
+    about = [line for line in log.splitlines() if f"{topic}-0@5" in line]
+    tasks = [line for line in about if "WARN MirrorWriter: flow task failed: record" in line]
+    failures = log.count(flow_failed)
+    # Each query's task is tried 4 times (local[*,4]): one line each; a third query may have begun at the stop.
+    assert 4 * failures <= len(tasks) <= 4 * (failures + 1), "\n".join(about)
+    # The rest are sparkmirror's own lines (the flow's failure, its retry, the status at stop); none of Spark's.
+    others = [line for line in about if line not in tasks]
+    assert all(" sparkmirror.runtime." in line or line.startswith("flow A->B: ") for line in others), others
+    assert "\tat " not in log and "RecordPathException" not in log, log[-4000:]
+    assert [r.value for r in read_all(clusters.target, remote, 1)[0]] == values[:5]

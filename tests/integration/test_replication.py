@@ -102,7 +102,7 @@ def test_a_record_its_own_topic_accepts_is_copied_whatever_the_flows_smaller_top
 
 @pytest.mark.parametrize("limit_drops", [False, True], ids=["limit-at-start", "limit-drops-while-running"])
 def test_a_record_the_target_refuses_keeps_partition_order_and_the_retry_copies_it_after_the_fix(
-        clusters, create_topic, mm2_properties, running, unique, limit_drops, trigger_mode, capfd):
+        clusters, create_topic, mm2_properties, running, unique, limit_drops, trigger_mode):
     """Nothing behind a record the target refuses may be written (the retry would put it behind them); once
     the limit is raised, the failed flow's retry copies the rest, in order. The producer refuses a record
     over the limit known at the query's start at once; a limit lowered while it runs is the broker's to
@@ -143,12 +143,6 @@ def test_a_record_the_target_refuses_keeps_partition_order_and_the_retry_copies_
         time.sleep(2)  # anything still on its way to B lands now
         # Every task attempt and the flow's retry start after what an earlier one reported: no duplicates.
         assert on_b() == values[:5], "records behind the refused one, or earlier ones again, were written"
-        # Spark's JVM logs to this process's stderr: each failed task attempt is one line naming the record,
-        # and none of Spark's stack traces of it.
-        err = capfd.readouterr().err
-        refusals = [line for line in err.splitlines() if f"{topic}-0@5" in line]
-        assert refusals and all("WARN MirrorWriter: flow task failed: " in line for line in refusals), err[-3000:]
-        assert "RecordPathException" not in err, err[-3000:]
 
         set_limit("50000")
         wait_until(lambda: len(on_b()) >= len(values), 120, "the retry to copy the rest")

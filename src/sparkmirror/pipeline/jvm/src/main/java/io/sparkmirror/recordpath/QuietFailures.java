@@ -5,6 +5,8 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.core.Filter;
 import org.apache.logging.log4j.core.LogEvent;
 import org.apache.logging.log4j.core.LoggerContext;
+import org.apache.logging.log4j.core.config.Configuration;
+import org.apache.logging.log4j.core.config.LoggerConfig;
 import org.apache.logging.log4j.core.filter.AbstractFilter;
 
 /**
@@ -22,14 +24,22 @@ final class QuietFailures extends AbstractFilter {
         super(Filter.Result.DENY, Filter.Result.NEUTRAL);
     }
 
-    /** Once per JVM (the driver, each executor), into the running logging configuration. */
+    /** Once per JVM (the driver, each executor), into the running logging configuration: on every logger
+     * configuration, root included, since log4j2 hands a whole event (with its exception) only to those. */
     static void install() {
         if (!INSTALLED.compareAndSet(false, true)) {
             return;
         }
         try {
             LoggerContext context = (LoggerContext) LogManager.getContext(false);
-            context.getConfiguration().addFilter(new QuietFailures());
+            Configuration config = context.getConfiguration();
+            QuietFailures filter = new QuietFailures();
+            config.getRootLogger().addFilter(filter);
+            for (LoggerConfig logger : config.getLoggers().values()) {
+                if (logger != config.getRootLogger()) {
+                    logger.addFilter(filter);
+                }
+            }
             context.updateLoggers();
         } catch (RuntimeException | LinkageError e) {  // another logging backend: Spark's lines stay
             org.slf4j.LoggerFactory.getLogger(QuietFailures.class).debug("log filter not installed", e);
@@ -53,8 +63,8 @@ final class QuietFailures extends AbstractFilter {
             return Filter.Result.NEUTRAL;
         }
         for (Throwable t = event.getThrown(); t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof RecordPathException) {
-                return onMatch;
+            if (t instanceof RecordPathException || OURS.equals(t.getClass().getName())) {
+                return onMatch;  // by name too: an executor's exception may come back through another loader
             }
         }
         String text = event.getMessage() == null ? null : event.getMessage().getFormattedMessage();
