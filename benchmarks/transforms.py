@@ -33,7 +33,8 @@ def chain(flow: str) -> str:
             f"{flow}.predicates.marked.name = {dataset.SKIP_HEADER}\n")
 
 
-SQL_FILTER = "length(value) > 0 AND NOT array_contains(headers.key, 'skip')"  # keeps every latency record
+# Keeps every latency record; `headers` is null on a record without any, hence the coalesce.
+SQL_FILTER = "length(value) > 0 AND NOT coalesce(array_contains(headers.key, 'skip'), false)"
 
 
 def run_transforms(args: argparse.Namespace, src: str, tgt: str, figures: Callable, create: Callable,

@@ -27,11 +27,6 @@ A->B.sparkmirror.drop.headers = tmp
 """
 
 
-@pytest.fixture(params=TRIGGER_MODES)
-def trigger_mode(request) -> str:
-    return request.param
-
-
 def batch(start: int, n: int) -> list[KafkaRecord]:
     now = int(time.time() * 1000)
     return [KafkaRecord(0, -1, f"k{i}".encode(),
@@ -54,6 +49,7 @@ def expected(records: list[KafkaRecord]) -> list[tuple]:
     return out
 
 
+@pytest.mark.parametrize("trigger_mode", TRIGGER_MODES)  # the CLI tests below need one mode only
 def test_a_filter_and_masks_shape_records_in_both_modes_and_after_a_restart(clusters, create_topic, replicate,
                                                                             tmp_path, unique):
     topic = f"sql-{unique}"
@@ -102,3 +98,21 @@ def test_preview_shows_kept_dropped_and_masked_fields_of_real_records(clusters, 
             in out), out
     assert f"header:ssn: 'ssn-1' -> '{hashlib.sha256(b'ssn-1').hexdigest()[:56]}..." in out, out
     assert "header:tmp: 'x' -> null" in out
+
+
+def test_the_heartbeats_topics_a_flow_replicates_pass_the_rules_untouched(spark):
+    """A filter on record contents would drop every heartbeat (no value, no headers), and MM2's tools read them."""
+    from datetime import datetime
+
+    from sparkmirror.config.sql_rules import SqlRules
+    from sparkmirror.pipeline.sql_rules import SOURCE_SCHEMA, shaped
+
+    now = datetime.now()
+    rows = [(b"k", b"v", "orders", 0, 0, now, 0, None), (b"hb", None, "heartbeats", 0, 0, now, 0, None),
+            (b"hb", None, "C.heartbeats", 0, 0, now, 0, [("x", b"1")])]
+    rules = SqlRules(filter="length(value) > 0 AND false", key="'masked'", drop_headers=("x",))
+    out = shaped(spark.createDataFrame(rows, SOURCE_SCHEMA), rules, ("heartbeats", "C.heartbeats"))
+    got = {r["topic"]: (r["keep"], bytes(r["key"]), r["headers"]) for r in out.collect()}
+    assert got["orders"][:2] == (False, b"masked")
+    assert got["heartbeats"] == (True, b"hb", None)
+    assert got["C.heartbeats"][:2] == (True, b"hb") and [h["key"] for h in got["C.heartbeats"][2]] == ["x"]

@@ -5,7 +5,6 @@ timestamp, partition). Then offset translation over records a transform dropped.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 import zipfile
@@ -13,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from benchmarks.mm2_offsets import CommittedSourceOffsets
 
 from sparkmirror import jars
 from sparkmirror.client import read_checkpoints
@@ -49,44 +48,20 @@ def sparkmirror_properties(source: str, target: str, topics: Sequence[str], extr
             f"sync.topic.acls.enabled = false\n{SINGLE_BROKER}{ONLY_OWN_TOPICS}{extra}")
 
 
-def mm2_committed_positions(target: str, topics: Sequence[str]) -> dict[tuple[str, int], int]:
-    """The source positions MM2's Connect worker committed for A->B (`mm2-offsets.A.internal` on B): the last
-    source offset each partition processed, copied or dropped by a transform."""
-    consumer = Consumer({"bootstrap.servers": target, "group.id": f"read-{time.time_ns()}",
-                         "enable.auto.commit": "false"})
-    topic = "mm2-offsets.A.internal"
-    try:
-        metadata = consumer.list_topics(topic, timeout=10).topics[topic]
-        partitions = list(metadata.partitions)
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions}
-        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions if ends[p] > 0])
-        out: dict[tuple[str, int], int] = {}
-        deadline = time.monotonic() + 30
-        todo = {p for p in partitions if ends[p] > 0}
-        while todo and time.monotonic() < deadline:
-            for msg in consumer.consume(500, timeout=0.5):
-                if msg.error() or msg.value() is None:
-                    continue
-                connector, where = json.loads(msg.key())
-                if connector == "MirrorSourceConnector" and where.get("topic") in topics:
-                    out[(where["topic"], where["partition"])] = json.loads(msg.value())["offset"]
-            for tp in consumer.position([TopicPartition(topic, p) for p in todo]):
-                if tp.offset >= ends[tp.partition]:
-                    todo.discard(tp.partition)
-        return out
-    finally:
-        consumer.close()
-
-
 def copy_with_mm2(clusters, topics: Sequence[str], last_offsets: dict[tuple[str, int], int], chain: str,
                   classpath: tuple[Path, ...] = ()) -> None:
     """Run real MM2 A->B with `chain` until it has committed the source positions `last_offsets` (the worker's
     offsets are flushed every second here; MM2 commits none for a partition whose records were all dropped, so
     only partitions with a copied last record can be waited for)."""
     extra = f"{chain}B.offset.flush.interval.ms = 1000\n"  # a worker setting: MM2 reads it per target cluster
-    with running_mm2(clusters.source, clusters.target, list(topics), extra=extra, classpath=classpath):
-        wait_until(lambda: mm2_committed_positions(clusters.target, list(topics)) == last_offsets, COPY_TIMEOUT_S,
-                   f"MM2 to process source records up to {last_offsets}")
+    wanted = {(f"A.{t}", p): last + 1 for (t, p), last in last_offsets.items()}
+    positions = CommittedSourceOffsets(clusters.target, "A", {f"A.{t}": 1 for t in topics})
+    try:
+        with running_mm2(clusters.source, clusters.target, list(topics), extra=extra, classpath=classpath):
+            wait_until(lambda: positions() >= 0 and positions.positions() == wanted, COPY_TIMEOUT_S,
+                       f"MM2 to process source records up to {last_offsets}")
+    finally:
+        positions.close()
 
 
 def same_records(target: str, topic: str, partitions: int) -> tuple[dict, dict]:

@@ -14,7 +14,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,13 +42,13 @@ _CHANNEL_CLASS = "io.sparkmirror.recordpath.FlowChannel"
 STOP_WAIT_S = 60.0  # how long stopping waits for the records in flight to be acknowledged
 
 
-def replication_columns(df: DataFrame, rules: SqlRules | None = None) -> DataFrame:
-    """Keep what a replicated record needs, after the flow's SQL rules; the timestamp as epoch milliseconds,
-    exactly as stored."""
+def replication_columns(df: DataFrame, rules: SqlRules | None = None, exempt_topics: Sequence[str] = ()) -> DataFrame:
+    """Keep what a replicated record needs, after the flow's SQL rules (not on `exempt_topics`); the timestamp as
+    epoch milliseconds, exactly as stored."""
     rules = rules or SqlRules()
     columns = (*INPUT_COLUMNS, KEEP) if rules.filter else INPUT_COLUMNS
-    return shaped(df, rules).select(*(F.unix_millis("timestamp").alias(c) if c == "timestamp_ms" else F.col(c)
-                                      for c in columns))
+    return shaped(df, rules, exempt_topics).select(
+        *(F.unix_millis("timestamp").alias(c) if c == "timestamp_ms" else F.col(c) for c in columns))
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,7 @@ class WriterSpec:
     transforms: Mapping[str, object] | None = field(default=None, repr=False)
     message_limits: Mapping[str, int] | None = None  # remote topic -> max.message.bytes: a record over it is refused
     sql_rules: SqlRules = field(default_factory=SqlRules)  # applied in the projection; a filter adds `keep`
+    sql_exempt_topics: tuple[str, ...] = ()  # source topics the SQL rules leave alone (heartbeats)
 
     def to_json(self, driver: Mapping[str, object] | None = None, report_interval_ms: int = 0) -> str:
         """`driver`: on a cluster, the endpoint of the driver's channel server (host, port, token) that the
@@ -186,7 +187,7 @@ class ReplicationFlow:
         reader = self.spark.readStream.format("kafka")
         for key, value in self.source_options.items():
             reader = reader.option(key, value)
-        stream = replication_columns(reader.load(), self.writer.sql_rules)
+        stream = replication_columns(reader.load(), self.writer.sql_rules, self.writer.sql_exempt_topics)
         if self.trigger.mode == MICRO_BATCH:
             # Fewer, longer tasks: whole Kafka partitions are concatenated, never split, so each keeps its order.
             stream = stream.coalesce(self.max_tasks)

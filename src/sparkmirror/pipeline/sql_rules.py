@@ -48,15 +48,22 @@ def _header_mask(name: str, expr: str) -> str:
             f"ELSE h.value END)")
 
 
-def shaped(df: DataFrame, rules: SqlRules) -> DataFrame:
-    """The source rows with the masks applied and, when there is a filter, the `keep` column (null is false)."""
+def shaped(df: DataFrame, rules: SqlRules, exempt_topics: Sequence[str] = ()) -> DataFrame:
+    """The source rows with the masks applied and, when there is a filter, the `keep` column (null is false).
+    Records of `exempt_topics` (the heartbeats topics a flow replicates: no value, no headers, read by MM2's
+    tools) pass unchanged."""
     columns: dict[str, Column] = {}
+    exempt = F.col("topic").isin(list(exempt_topics)) if exempt_topics else F.lit(False)
+
+    def unless_exempt(rule: Column, column: str) -> Column:
+        return F.when(exempt, F.col(column)).otherwise(rule) if exempt_topics else rule
+
     if rules.filter:
-        columns[KEEP] = F.coalesce(F.expr(rules.filter), F.lit(False))
+        columns[KEEP] = exempt | F.coalesce(F.expr(rules.filter), F.lit(False))
     if rules.key:
-        columns["key"] = F.expr(f"CAST(({rules.key}) AS BINARY)")
+        columns["key"] = unless_exempt(F.expr(f"CAST(({rules.key}) AS BINARY)"), "key")
     if rules.value:
-        columns["value"] = F.expr(f"CAST(({rules.value}) AS BINARY)")
+        columns["value"] = unless_exempt(F.expr(f"CAST(({rules.value}) AS BINARY)"), "value")
     headers = "headers"
     for name, expr in rules.headers:
         headers = f"transform({headers}, h -> {_header_mask(name, expr)})"
@@ -64,7 +71,7 @@ def shaped(df: DataFrame, rules: SqlRules) -> DataFrame:
         names = ", ".join(_quoted(n) for n in rules.drop_headers)
         headers = f"filter({headers}, h -> NOT array_contains(array({names}), h.key))"
     if headers != "headers":
-        columns["headers"] = F.expr(headers)
+        columns["headers"] = unless_exempt(F.expr(headers), "headers")
     return df.withColumns(columns) if columns else df
 
 

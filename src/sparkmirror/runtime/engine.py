@@ -185,7 +185,8 @@ class SparkEngine:
                                           "admin": dict(flow.target_admin)} if request.exactly_once else None,
                             transforms=options.transforms_spec(flow.transforms, flow.errors_tolerance,
                                                                flow.plugin_path, flow.source),
-                            message_limits=dict(request.message_limits), sql_rules=flow.sql_rules)
+                            message_limits=dict(request.message_limits), sql_rules=flow.sql_rules,
+                            sql_exempt_topics=tuple(t for t in request.offsets if flow.policy.is_heartbeats_topic(t)))
         replication = ReplicationFlow(spark, flow.name, source, writer, request.checkpoint_dir, request.on_batch,
                                       trigger, max_tasks=tasks)
         return SparkQuery(replication.start(until_caught_up=request.until_caught_up), replication.pump, flow.name)
