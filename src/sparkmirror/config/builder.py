@@ -96,8 +96,7 @@ class _Builder:
         for key, text in resolved.problems:
             self.problem(key, text)
         self.sourced = {k: Sourced(v, k) for k, v in self.v.items()}
-        self.plugin_path = self._plugin_path()
-        self.plugin_roots = class_roots(self.plugin_path)
+        self.plugin_roots = class_roots(self._plugin_path())
 
     # -- messages ------------------------------------------------------------------------------------
     def where(self, key: str) -> str:
