@@ -9,11 +9,17 @@ final class Stages {
     private Stages() {
     }
 
-    static Map<String, Object> stage(String alias, String type, Map<String, Object> config) {
+    /** A configured class as the spec names it: alias, type, config (Plugin.to_spec). */
+    private static Map<String, Object> plugin(String alias, String type, Map<String, Object> config) {
         Map<String, Object> out = new HashMap<>();
         out.put("alias", alias);
         out.put("type", type);
         out.put("config", config);
+        return out;
+    }
+
+    static Map<String, Object> stage(String alias, String type, Map<String, Object> config) {
+        Map<String, Object> out = plugin(alias, type, config);
         out.put("negate", false);
         out.put("predicate", null);
         return out;
@@ -22,11 +28,7 @@ final class Stages {
     /** The stage applied only where the predicate ({@code type} with {@code config}) holds, or fails if negated. */
     static Map<String, Object> when(Map<String, Object> stage, String alias, String type, Map<String, Object> config,
                                     boolean negate) {
-        Map<String, Object> predicate = new HashMap<>();
-        predicate.put("alias", alias);
-        predicate.put("type", type);
-        predicate.put("config", config);
-        stage.put("predicate", predicate);
+        stage.put("predicate", plugin(alias, type, config));
         stage.put("negate", negate);
         return stage;
     }
