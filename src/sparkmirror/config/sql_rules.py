@@ -41,12 +41,16 @@ class SqlRules:
     def __bool__(self) -> bool:
         return bool(self.filter or self.key or self.value or self.headers or self.drop_headers)
 
-    def expressions(self) -> list[tuple[str, str]]:
-        """(the key as written, expression) of every expression."""
+    def named(self) -> list[tuple[str, str, str]]:
+        """(what it shapes: filter, key, value or header:<name>; the key as written; expression) of each one."""
         written = dict(self.keys)
         found = [("filter", self.filter), ("key", self.key), ("value", self.value),
                  *((f"header:{name}", expr) for name, expr in self.headers)]
-        return [(written.get(what, what), expr) for what, expr in found if expr]
+        return [(what, written.get(what, what), expr) for what, expr in found if expr]
+
+    def expressions(self) -> list[tuple[str, str]]:
+        """(the key as written, expression) of every expression."""
+        return [(key, expr) for _, key, expr in self.named()]
 
 
 def is_sql_key(key: str) -> bool:

@@ -79,13 +79,8 @@ def check(spark: SparkSession, rules: SqlRules) -> list[tuple[str, str]]:
     """(the key as written, Spark's message) for each expression that does not parse, does not resolve against
     the record's columns, or has the wrong type (a filter is boolean; a mask binary or a string)."""
     empty = spark.createDataFrame([], SOURCE_SCHEMA)
-    written = dict(rules.keys)
     problems = []
-    for what, expr in (("filter", rules.filter), ("key", rules.key), ("value", rules.value),
-                       *((f"header:{n}", e) for n, e in rules.headers)):
-        if not expr:
-            continue
-        key = written.get(what, what)
+    for what, key, expr in rules.named():
         probe = f"transform(headers, h -> ({expr}))" if what.startswith("header:") else expr
         try:
             field = empty.select(F.expr(probe).alias("probe")).schema["probe"]
