@@ -36,6 +36,7 @@ from sparkmirror.offsets.failover import (
 )
 from sparkmirror.offsets.syncs import OffsetSync, decode_offset_sync, index_syncs
 from sparkmirror.offsets.translation import SyncIndex
+from sparkmirror.pipeline.class_host import ensure_class_host
 from sparkmirror.policy.replication import should_replicate_topic
 
 __all__ = ["OffsetTranslation", "PartitionTranslation", "failback", "failover", "read_checkpoints",
@@ -76,6 +77,7 @@ class OffsetTranslation:
 
 
 def _config(config: ConfigLike) -> MirrorMakerConfig:
+    ensure_class_host()  # a file's own replication policy and filters run in a JVM, started when first asked
     return config if isinstance(config, MirrorMakerConfig) else load_config(config)
 
 

@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,24 @@ def compile_java(out_dir: Path) -> Path:
     return out_dir
 
 
+def plugin_jar(sources: Sequence[Path], folder: Path, name: str) -> Path:
+    """The test's own MM2 classes (transforms, policies, filters) compiled against the connector's jars (the
+    interfaces sparkmirror runs them with) into `folder/name`, a plugin folder of plugin.path."""
+    classes = folder / f".{name}-classes"
+    classpath = os.pathsep.join(str(p) for p in jars.classpath("spark-kafka"))
+    result = subprocess.run([_javac(), "--release", "17", "-cp", classpath, "-d", str(classes), *map(str, sources)],
+                            capture_output=True, text=True, timeout=JAVA_TIMEOUT_S)
+    if result.returncode != 0:
+        raise AssertionError(f"javac {', '.join(p.name for p in sources)} failed:\n{result.stderr}")
+    folder.mkdir(parents=True, exist_ok=True)
+    jar = folder / name
+    with zipfile.ZipFile(jar, "w") as out:
+        for cls in classes.rglob("*.class"):
+            out.write(cls, cls.relative_to(classes).as_posix())
+    shutil.rmtree(classes)
+    return jar
+
+
 def _javac() -> str:
     """`javac` of the JDK whose `java` runs the brokers, else the one on PATH."""
     beside_java = Path(jars.java_executable()).resolve().parent / "javac"
@@ -76,18 +95,22 @@ def _kafka_classpath() -> str:
     return os.pathsep.join(str(p) for p in jars.classpath("kafka"))
 
 
-def java_translate(bootstrap: str, alias: str, group: str) -> dict[tuple[str, int], int]:
+def java_translate(bootstrap: str, alias: str, group: str, policy: tuple[str, str, Sequence[Path]] | None = None
+                   ) -> dict[tuple[str, int], int]:
     """MM2's translation of `group`'s offsets from cluster `alias` to the cluster at `bootstrap`:
     (remote topic, partition) -> downstream offset, read by `RemoteClusterUtils.translateOffsets`.
 
-    Empty while `<alias>.checkpoints.internal` does not exist there (the Java client would wait 60 s, then fail).
+    `policy` is a replication policy of the test's own: (its class, its checkpoints topic for `alias`, the jars
+    that hold it). Empty while the checkpoints topic does not exist there (the Java client would wait 60 s, then
+    fail).
     """
-    checkpoints_topic = f"{alias}.checkpoints.internal"
+    checkpoints_topic = policy[1] if policy else f"{alias}.checkpoints.internal"
     if checkpoints_topic not in ClusterAdmin("interop", {"bootstrap.servers": bootstrap}).topic_partitions():
         return {}
+    extra = [str(j) for j in policy[2]] if policy else []
     command = [jars.java_executable(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-               "-cp", os.pathsep.join((str(_classes_dir()), _kafka_classpath())),
-               JAVA_MAIN, bootstrap, alias, group]
+               "-cp", os.pathsep.join((str(_classes_dir()), _kafka_classpath(), *extra)),
+               JAVA_MAIN, bootstrap, alias, group, *([policy[0]] if policy else [])]
     result = subprocess.run(command, capture_output=True, text=True, timeout=JAVA_TIMEOUT_S)
     if result.returncode != 0:
         raise AssertionError(f"RemoteClusterUtils.translateOffsets failed ({result.returncode}) for group {group} "

@@ -5,16 +5,13 @@ timestamp, partition). Then offset translation over records a transform dropped.
 
 from __future__ import annotations
 
-import subprocess
 import time
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from benchmarks.mm2_offsets import CommittedSourceOffsets
 
-from sparkmirror import jars
 from sparkmirror.client import read_checkpoints
 from sparkmirror.model import KafkaRecord
 from sparkmirror.runtime.state import POSITIONS_FILE, read_positions
@@ -22,7 +19,7 @@ from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
 from sparkmirror.testing.records import produce, read_all
 
 from .conftest import ONLY_OWN_TOPICS, TRIGGER_MODES, commit, count_records, wait_until
-from .mm2_interop import _exactly, java_translate, running_mm2
+from .mm2_interop import _exactly, java_translate, plugin_jar, running_mm2
 
 PLUGIN_SOURCE = Path(__file__).parent / "plugins" / "UpperCaseValue.java"
 COPY_TIMEOUT_S = 120.0
@@ -104,17 +101,9 @@ def test_the_compliance_file_gives_the_records_mm2_gives(clusters, create_topic,
 @pytest.fixture(scope="module")
 def plugin_dir(tmp_path_factory) -> Path:
     """plugin.path with a jar holding the test's own transform (UpperCaseValue.java), compiled here."""
-    root = tmp_path_factory.mktemp("plugins")
-    classes = root / "classes"
-    classpath = ":".join(str(p) for p in jars.classpath("spark-kafka"))
-    subprocess.run(["javac", "--release", "17", "-cp", classpath, "-d", str(classes), str(PLUGIN_SOURCE)],
-                   check=True, capture_output=True, timeout=120)
-    folder = root / "path" / "upper-case"
-    folder.mkdir(parents=True)
-    with zipfile.ZipFile(folder / "upper-case-value.jar", "w") as jar:
-        for cls in classes.rglob("*.class"):
-            jar.write(cls, cls.relative_to(classes).as_posix())
-    return root / "path"
+    root = tmp_path_factory.mktemp("plugins") / "path"
+    plugin_jar([PLUGIN_SOURCE], root / "upper-case", "upper-case-value.jar")
+    return root
 
 
 CHAIN = """\

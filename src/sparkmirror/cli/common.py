@@ -111,6 +111,7 @@ def _check_clients(flows: list[FlowConfig]) -> list[str]:
     librdkafka (or this build of it) cannot take, and consumer settings Spark's Kafka source refuses."""
     from sparkmirror.kafka.features import missing_features
     from sparkmirror.pipeline.options import source_options
+    from sparkmirror.policy.plugged import check_class
     from sparkmirror.runtime.capabilities import cannot_honour
 
     problems: list[str] = []
@@ -122,6 +123,8 @@ def _check_clients(flows: list[FlowConfig]) -> list[str]:
         consumer = flow.source_consumer
         found += _problems(lambda c=consumer: source_options(c, {}, describe=c.origin))
         found += _problems(lambda f=flow: f.reset_policy)
+        for spec in flow.custom_classes:  # the file's own MM2 classes: loaded and configured in their JVM
+            found += _problems(lambda s=spec: check_class(s))
         problems += [p for p in dict.fromkeys(found) if p not in problems]
     return problems
 

@@ -291,6 +291,9 @@ cli.add_command(status)
 
 
 def main() -> None:
+    from sparkmirror.pipeline.class_host import ensure_class_host
+
+    ensure_class_host()  # where a file's own MM2 classes run, started only if one is named
     try:
         cli(prog_name="sparkmirror")
     except SystemExit as done:  # click ends every command this way, with its exit status

@@ -51,7 +51,7 @@ def config_summary(config: MirrorMakerConfig, flows: list[FlowConfig],
 
 def flow_summary(flow: FlowConfig) -> list[str]:
     """One flow's resolved MM2 settings, in MM2's key names."""
-    policy = _POLICY_CLASS[flow.replication_policy]
+    policy = _POLICY_CLASS.get(flow.replication_policy, flow.replication_policy)  # or the file's own
     return [
         f"flow {flow.name}",
         f"  topics = {', '.join(flow.topics) or '(none: nothing replicates)'}",
@@ -59,6 +59,8 @@ def flow_summary(flow: FlowConfig) -> list[str]:
         f"  groups = {', '.join(flow.groups) or '(none)'};  groups.exclude = {', '.join(flow.groups_exclude)}",
         f"  replication.policy.class = {policy}"
         + (f" (separator '{flow.separator}')" if flow.replication_policy == "default" else ""),
+        *(f"  {c.key} = {c.class_name} (the file's own {c.interface}, from plugin.path)"
+          for c in flow.custom_classes if c.interface != "ReplicationPolicy"),
         f"  replication.factor = {flow.replication_factor};  tasks.max = "
         f"{flow.tasks_max if flow.tasks_max else 'all cores'};  "
         f"{keys.MAX_OFFSETS_PER_TRIGGER} = {flow.max_offsets_per_trigger or 'unlimited'}",

@@ -17,6 +17,7 @@ from sparkmirror.config import keys
 from sparkmirror.config.aliases import ALIAS, FLOW_ARROW, cluster_readings, flow_readings, named_flow
 from sparkmirror.config.client_settings import HIDDEN, ClientSettings
 from sparkmirror.config.connector_reader import ConnectorReader, Sourced
+from sparkmirror.config.custom_classes import read_custom_classes
 from sparkmirror.config.flow_settings import FLOW_KEYS, FLOW_SETTINGS, TOP_LEVEL_IGNORED, comma_list
 from sparkmirror.config.model import ClusterConfig, FlowConfig, reset_policy
 from sparkmirror.config.plugin_path import class_roots, has_class, missing_entries
@@ -130,7 +131,7 @@ class _Builder:
         self._top_level_ignored()
         flows = [self._flow(s, t) for s in aliases for t in aliases if s != t]
         self._separator_in_aliases(flows)
-        unused = self._unused_keys(aliases)
+        unused = self._unused_keys(aliases, {(f.source, f.target) for f in flows if f.custom_classes})
         metrics_port = self._metrics_port()
         if self.problems:
             ordered = sorted(zip(self.problem_lines, range(len(self.problems)), self.problems, strict=True))
@@ -255,8 +256,9 @@ class _Builder:
                           transforms=read_chain(conn, self, self._has_class),
                           errors_tolerance=read_errors_tolerance(conn, self), plugin_path=self.plugin_roots,
                           sql_rules=read_sql_rules(conn, self),
+                          custom_classes=read_custom_classes(conn, source, target, self.plugin_roots, self,
+                                                             self._has_class),
                           _reset_policy=reset, exactly_once_source_support=self._exactly_once_source_support(target))
-        r.plugin_classes()
         r.offset_syncs_consistency(flow)
         return flow
 
@@ -333,12 +335,13 @@ class _Builder:
                 self.warn(f"{self.where(old.key)} is deprecated (removed in MM2 4.0); rename it to "
                           f"'{old.key[:-len(alias)]}{new}'")
 
-    def _unused_keys(self, aliases: tuple[str, ...]) -> set[str]:
-        """Keys no flow, cluster or top-level setting reads; a key that two of them read gets a warning."""
+    def _unused_keys(self, aliases: tuple[str, ...], with_classes: set[tuple[str, str]]) -> set[str]:
+        """Keys no flow, cluster or top-level setting reads; a key that two of them read gets a warning. A flow
+        with classes of the file's own passes them all its keys (MM2's connector config), so none is unused."""
         unused = set()
         for k in self.v:
             readers = [f"flow {s}{FLOW_ARROW}{t}" for s, t, rest in flow_readings(k, aliases)
-                       if s != t and _is_flow_setting(rest)]
+                       if s != t and (_is_flow_setting(rest) or (s, t) in with_classes)]
             readers += [f"cluster {a}" for a, rest in cluster_readings(k, aliases) if _is_cluster_setting(rest)]
             readers += ["the top level"] if FLOW_ARROW not in k and _is_top_level_setting(k) else []
             if not readers:

@@ -115,15 +115,11 @@ class ConnectorReader:
         return Schedule(enabled, interval if interval is not None else default.interval_s)
 
     def policy(self, key: str, default: str) -> str:
+        """`default`, `identity`, or the name of the flow's own class (config/custom_classes.py checks it)."""
         s = self.get(key)
         if s is None:
             return default
-        policy = _POLICIES.get(s.value.strip())
-        if policy is None:
-            self.b.problem(s.key, f"replication policy class '{self.b.shown(s.key)}' cannot be used; use "
-                                  f"{keys.DEFAULT_REPLICATION_POLICY} or {keys.IDENTITY_REPLICATION_POLICY}")
-            return default
-        return policy
+        return _POLICIES.get(s.value.strip(), s.value.strip())
 
     def separator(self, key: str, default: str) -> str:
         s = self.get(key)
@@ -133,13 +129,6 @@ class ConnectorReader:
             self.b.problem(s.key, "the separator must not be empty")
             return default
         return s.value
-
-    def plugin_classes(self) -> None:
-        for key, default in keys.DEFAULT_PLUGIN_CLASSES.items():
-            s = self.get(key)
-            if s is not None and s.value.strip() != default:
-                self.b.problem(s.key, f"custom class '{self.b.shown(s.key)}' cannot run here (only {default}); "
-                                      f"express the rule with topics/groups/config.properties.exclude instead")
 
     def offset_syncs_consistency(self, flow: FlowConfig) -> None:
         """MM2 rejects offset-syncs settings when offset syncs are off; checkpoints then cannot run."""

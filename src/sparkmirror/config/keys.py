@@ -59,6 +59,8 @@ TOPIC_FILTER_CLASS = "topic.filter.class"
 GROUP_FILTER_CLASS = "group.filter.class"
 CONFIG_PROPERTY_FILTER_CLASS = "config.property.filter.class"
 FORWARDING_ADMIN_CLASS = "forwarding.admin.class"
+SOURCE_CLUSTER_ALIAS = "source.cluster.alias"  # MM2 puts both in every connector config it builds
+TARGET_CLUSTER_ALIAS = "target.cluster.alias"
 
 # Connect's record shaping, as MM2's source connector runs it (config/transforms.py).
 TRANSFORMS = "transforms"

@@ -16,6 +16,13 @@ from sparkmirror.config.sql_rules import SqlRules
 from sparkmirror.config.transforms import TransformStage
 from sparkmirror.errors import ConfigError
 from sparkmirror.policy.filters import ConfigPropertyFilter, GroupFilter, TopicFilter
+from sparkmirror.policy.plugged import (
+    ClassSpec,
+    PluggedConfigPropertyFilter,
+    PluggedGroupFilter,
+    PluggedTopicFilter,
+    plugged,
+)
 from sparkmirror.policy.replication import ReplicationPolicy, policy_for
 
 STARTING_OFFSETS = ("earliest", "latest")  # the auto.offset.reset values that can start a flow
@@ -88,6 +95,8 @@ class FlowConfig:
     errors_tolerance: str
     plugin_path: tuple[str, ...]  # the top-level plugin.path's jars and class folders (config/plugin_path.py)
     sql_rules: SqlRules  # sparkmirror's SQL filter and masks (config/sql_rules.py)
+    # The file's own replication policy and filters, run in a JVM (config/custom_classes.py, policy/plugged.py)
+    custom_classes: tuple[ClassSpec, ...]
     # source_consumer's auto.offset.reset, checked once at load; its ConfigError when it cannot start a flow
     _reset_policy: str | ConfigError = field(repr=False, compare=False)
     # The target cluster's `exactly.once.source.support` (Connect's worker switch, as MM2 reads it per target)
@@ -100,10 +109,19 @@ class FlowConfig:
 
     @property
     def provenance_enabled(self) -> bool:
-        """Whether records carry the provenance header (see policy/provenance.py)."""
+        """Whether records carry the provenance header (see policy/provenance.py): with `auto`, when remote topics
+        keep their names (the identity policy, or the file's own policy naming a topic as itself), since then
+        names cannot show a cycle."""
         if self.provenance_header == "auto":
+            if self._custom("ReplicationPolicy") is not None:
+                probe = "sparkmirror-provenance-probe"
+                return self.policy.format_remote_topic(self.source, probe) == probe
             return self.replication_policy == "identity"
         return self.provenance_header == "true"
+
+    def _custom(self, interface: str) -> ClassSpec | None:
+        """The file's own class for one of MM2's interfaces, if it names one."""
+        return next((c for c in self.custom_classes if c.interface == interface), None)
 
     @property
     def reset_policy(self) -> str:
@@ -117,6 +135,9 @@ class FlowConfig:
     @property
     def policy(self) -> ReplicationPolicy:
         """The flow's replication policy: remote topic names and internal topic names."""
+        custom = self._custom("ReplicationPolicy")
+        if custom is not None:
+            return plugged(custom)
         return policy_for(self.replication_policy, self.separator, self.internal_topic_separator_enabled,
                           source_alias=self.source)
 
@@ -177,18 +198,25 @@ class FlowConfig:
         return self.policy.heartbeats_topic()
 
     @property
-    def topic_filter(self) -> TopicFilter:
-        """`topics` and `topics.exclude`."""
-        return TopicFilter(self.topics, self.topics_exclude)
+    def topic_filter(self) -> TopicFilter | PluggedTopicFilter:
+        """`topics` and `topics.exclude`, or the file's `topic.filter.class`."""
+        custom = self._custom("TopicFilter")
+        return plugged(custom) if custom is not None else TopicFilter(self.topics, self.topics_exclude)
 
     @property
-    def group_filter(self) -> GroupFilter:
-        """`groups` and `groups.exclude`: the groups whose offsets are checkpointed."""
-        return GroupFilter(self.groups, self.groups_exclude)
+    def group_filter(self) -> GroupFilter | PluggedGroupFilter:
+        """`groups` and `groups.exclude`, or the file's `group.filter.class`: the groups whose offsets are
+        checkpointed."""
+        custom = self._custom("GroupFilter")
+        return plugged(custom) if custom is not None else GroupFilter(self.groups, self.groups_exclude)
 
     @property
-    def config_filter(self) -> ConfigPropertyFilter:
-        """`config.properties.exclude` and `use.defaults.from`: the topic configs copied to remote topics."""
+    def config_filter(self) -> ConfigPropertyFilter | PluggedConfigPropertyFilter:
+        """`config.properties.exclude` and `use.defaults.from`, or the file's `config.property.filter.class`:
+        the topic configs copied to remote topics."""
+        custom = self._custom("ConfigPropertyFilter")
+        if custom is not None:
+            return plugged(custom)
         return ConfigPropertyFilter(self.config_properties_exclude, self.use_defaults_from)
 
     @property

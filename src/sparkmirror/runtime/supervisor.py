@@ -53,6 +53,9 @@ class Supervisor:
                  target_clusters: tuple[str, ...] | None = None, until_caught_up: bool = False,
                  config_path: Path | None = None, check_state: bool = True, clients: Clients | None = None,
                  engine: Engine | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        from sparkmirror.pipeline.class_host import ensure_class_host
+
+        ensure_class_host()  # the file's own replication policy and filters run there, if it names any
         self.config = config
         self.state_dir = Path(state_dir)
         self.target_clusters = target_clusters

@@ -11,7 +11,8 @@ import org.apache.kafka.connect.mirror.RemoteClusterUtils;
  * reads from {@code <remoteClusterAlias>.checkpoints.internal} on the cluster at {@code bootstrap},
  * one {@code topic<TAB>partition<TAB>offset} line per remote topic-partition, sorted.
  *
- * <p>Usage: {@code RemoteTranslate <bootstrap> <remoteClusterAlias> <group>}
+ * <p>Usage: {@code RemoteTranslate <bootstrap> <remoteClusterAlias> <group> [replication.policy.class]} (a
+ * policy class of the caller's must be on the classpath).
  */
 public final class RemoteTranslate {
 
@@ -21,11 +22,12 @@ public final class RemoteTranslate {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 3) {
-            System.err.println("usage: RemoteTranslate <bootstrap> <remoteClusterAlias> <group>");
+        if (args.length != 3 && args.length != 4) {
+            System.err.println("usage: RemoteTranslate <bootstrap> <remoteClusterAlias> <group> [policy class]");
             System.exit(2);
         }
-        Map<String, Object> properties = Map.of("bootstrap.servers", args[0]);
+        Map<String, Object> properties = args.length == 3 ? Map.of("bootstrap.servers", args[0])
+                : Map.of("bootstrap.servers", args[0], "replication.policy.class", args[3]);
         Map<TopicPartition, OffsetAndMetadata> offsets =
                 RemoteClusterUtils.translateOffsets(properties, args[1], args[2], TIMEOUT);
         offsets.entrySet().stream()

@@ -34,7 +34,7 @@ def test_validate_a_broken_file_exits_2_with_every_problem_and_its_line():
     result = invoke("validate", "broken/bad_values.properties")
     assert result.exit_code == 2
     problems = [line for line in result.stderr.splitlines() if line.startswith("  - ")]
-    assert len(problems) == 6
+    assert len(problems) == 7
     assert all("(bad_values.properties:" in p for p in problems)
     assert "Traceback" not in result.output
 

@@ -11,8 +11,9 @@ from sparkmirror.config.model import FlowConfig
 from sparkmirror.config.properties import parse_properties
 
 TWO = "clusters = a, b\na.bootstrap.servers = servers-one\nb.bootstrap.servers = servers-two\n"
-# Record shaping is read by config/transforms.py: lists of aliases with settings of their own, not one key each.
-_SHAPING_FIELDS = {"transforms", "errors_tolerance", "plugin_path", "sql_rules"}
+# Record shaping is read by config/transforms.py (lists of aliases with settings of their own, not one key each),
+# the file's own classes by config/custom_classes.py.
+_SHAPING_FIELDS = {"transforms", "errors_tolerance", "plugin_path", "sql_rules", "custom_classes"}
 _SETTING_FIELDS = [f for f in dataclasses.fields(FlowConfig) if f.compare and f.type != "ClientSettings"
                    and f.name not in {"source", "target", *_SHAPING_FIELDS}]
 
