@@ -17,6 +17,8 @@ from sparkmirror import client
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import KafkaRecord
 from sparkmirror.offsets.codec import decode_heartbeat
+from sparkmirror.pipeline.class_host import JvmClassHost
+from sparkmirror.policy.plugged import ClassSpec
 from sparkmirror.testing.processes import alive
 from sparkmirror.testing.records import produce, read_all
 
@@ -139,3 +141,18 @@ def test_the_classes_jvm_ends_with_its_owner(how):
     finally:
         owner.kill()
         owner.wait()
+
+
+def test_a_class_host_whose_jvm_died_starts_another_on_the_next_question():
+    host = JvmClassHost()
+    spec = ClassSpec("k", "org.apache.kafka.connect.mirror.DefaultReplicationPolicy", "ReplicationPolicy",
+                     (("replication.policy.separator", "_"),), ())
+    try:
+        assert host.call(spec, "formatRemoteTopic", "A", "t") == "A_t"
+        first = host._process
+        first.kill()
+        first.wait(timeout=30)
+        assert host.call(spec, "formatRemoteTopic", "A", "u") == "A_u"
+        assert host._process is not first and alive(host._process.pid)
+    finally:
+        host.close()

@@ -119,7 +119,7 @@ FLOW_SETTINGS: tuple[FlowSetting, ...] = (
     FlowSetting(keys.CONFIG_PROPERTIES_EXCLUDE, "config_properties_exclude",
                 comma_list(keys.DEFAULT_CONFIG_PROPERTIES_EXCLUDE), _patterns, live=True),
     FlowSetting(keys.USE_DEFAULTS_FROM, "use_defaults_from", "target", _choice("target", "source"), live=True),
-    FlowSetting(keys.REPLICATION_POLICY_CLASS, "replication_policy", "default", _policy),  # "default" | "identity"
+    FlowSetting(keys.REPLICATION_POLICY_CLASS, "replication_policy", "default", _policy),  # default, identity, a class
     FlowSetting(keys.REPLICATION_POLICY_SEPARATOR, "separator", keys.DEFAULT_SEPARATOR, _separator),
     FlowSetting(keys.INTERNAL_TOPIC_SEPARATOR_ENABLED, "internal_topic_separator_enabled", True, _bool),
     FlowSetting(keys.REPLICATION_FACTOR, "replication_factor", keys.DEFAULT_REPLICATION_FACTOR, _replication_factor),

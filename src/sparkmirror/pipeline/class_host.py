@@ -56,10 +56,10 @@ class JvmClassHost:
     def _instance(self, spec: ClassSpec):
         from py4j.protocol import Py4JJavaError
 
+        gateway = self._started()
         known = self._instances.get(spec)
         if known is not None:
             return known
-        gateway = self._started()
         mirror_classes = gateway.jvm.io.sparkmirror.recordpath.MirrorClasses
         try:
             made = mirror_classes.instance(spec.class_name, spec.interface, dict(spec.configs),
@@ -72,8 +72,14 @@ class JvmClassHost:
 
     def _started(self):
         with self._lock:
+            if self._process is not None and self._process.poll() is not None:  # it died: a new one, new instances
+                logger.warning("the JVM of the file's own MM2 classes ended (exit %s); starting another: %s",
+                               self._process.returncode, " ".join(self._stderr)[-500:])
+                self._gateway, self._process = None, None
+                self._instances.clear()
             if self._gateway is None:
                 self._gateway, self._process = self._launch()
+                atexit.unregister(self.close)
                 atexit.register(self.close)
             return self._gateway
 
