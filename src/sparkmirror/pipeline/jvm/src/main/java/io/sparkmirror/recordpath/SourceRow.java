@@ -54,9 +54,13 @@ final class SourceRow {
         int n = raw == null ? 0 : raw.size();
         Header[] headers = new Header[n];
         for (int i = 0; i < n; i++) {
-            Row h = raw.get(i);
-            headers[i] = new RecordHeader(h.getString(0), h.isNullAt(1) ? null : (byte[]) h.get(1));
+            headers[i] = header(raw.get(i));
         }
         return headers;
+    }
+
+    /** A header row as the producer's header. */
+    static Header header(Row h) {
+        return new RecordHeader(h.getString(0), h.isNullAt(1) ? null : (byte[]) h.get(1));
     }
 }

@@ -66,6 +66,24 @@ final class TransformChain {
         return config == null ? new HashMap<>() : new HashMap<>((Map<String, Object>) config);
     }
 
+    int size() {
+        return transformations.size();
+    }
+
+    /** Stage {@code i}'s transformation, as configured (NativeStages reads its class and settings). */
+    Transformation<SourceRecord> transformation(int i) {
+        return transformations.get(i);
+    }
+
+    /** Stage {@code i}'s predicate, or null. */
+    Predicate<SourceRecord> predicate(int i) {
+        return predicates.get(i);
+    }
+
+    boolean negated(int i) {
+        return negated.get(i);
+    }
+
     /** The record after every stage, or null when a stage dropped it. */
     SourceRecord apply(SourceRecord record) throws StageFailure {
         SourceRecord current = record;
