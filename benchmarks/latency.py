@@ -11,6 +11,7 @@ cost stays visible.
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import time
@@ -52,6 +53,7 @@ def measure_latency(runner: MirrorMakerRunner | SparkmirrorRunner, source: str, 
     target_admin = ClusterAdmin("target", {"bootstrap.servers": target})
     remote_topic = f"{runner.source_alias}.{topic}"
     remote = {remote_topic: partitions}
+    os.sync()  # what earlier copies left for the disks to write is written before, not during, the measurement
     produce(source, topic, _warmup(partitions))
     proc = runner.start(topic)
     sampler = TreeSampler(proc.pid)

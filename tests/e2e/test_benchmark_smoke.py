@@ -52,8 +52,10 @@ def test_quick_benchmark_reports_every_field(tmp_path):
         assert shaped[name]["records_per_s"] > 0, name
     assert shaped["sparkmirror"]["records_written"] == 3000
     assert shaped["sparkmirror-transforms"]["records_written"] == shaped["mm2-transforms"]["records_written"] == 2700
+    # sparkmirror's rows each add a copy before MM2's and one after (plain, chain, MM2, chain, plain)
+    assert [shaped[n]["copies"] for n in ("sparkmirror", "sparkmirror-transforms", "mm2-transforms")] == [2, 2, 1]
     for name in ("sparkmirror-real-time", "sparkmirror-real-time-sql-filter"):
-        assert shaped[name]["p50_ms"] >= 0, name
+        assert shaped[name]["p50_ms"] >= 0 and shaped[name]["copies"] == 2, name
     for key in ("transforms_throughput_ratio_vs_plain", "transforms_throughput_ratio_vs_mm2",
                 "sql_filter_latency_p50_ratio"):
         assert report[key] > 0, key

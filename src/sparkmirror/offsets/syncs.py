@@ -10,6 +10,7 @@ upstreamOffset INT64, offset INT64 (no version); see offsets/codec.py for the pr
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -81,6 +82,11 @@ def encode_sync_link(link: SyncLink) -> bytes:
     return (f"{SYNC_END}:{link.next_upstream}" if link.kind == SYNC_END else link.kind).encode("ascii")
 
 
+_RUN_LINK = ((SYNC_LINK_HEADER, encode_sync_link(SyncLink(SYNC_RUN))),)
+_GAP_LINK = ((SYNC_LINK_HEADER, encode_sync_link(SyncLink(SYNC_GAP))),)
+_OFFSETS = struct.Struct(">qq")  # an offset-syncs value: upstreamOffset INT64, offset INT64
+
+
 def decode_sync_link(raw: bytes | None) -> SyncLink:
     text = (raw or b"").decode("ascii", errors="replace")
     kind, _, rest = text.partition(":")
@@ -137,9 +143,26 @@ def report_syncs(summary: PartitionSummary) -> list[tuple[OffsetSync, SyncLink]]
 
 
 def sync_records(summaries: Iterable[PartitionSummary]) -> list[SyncRecord]:
-    """The offset-syncs records of writer reports, keyed by source topic-partition as MM2 keys them."""
-    return [(*encode_offset_sync(sync), [(SYNC_LINK_HEADER, encode_sync_link(link))])
-            for summary in summaries for sync, link in report_syncs(summary)]
+    """The offset-syncs records of writer reports, keyed by source topic-partition as MM2 keys them: the records
+    `report_syncs` describes, encoded as `encode_offset_sync` and `encode_sync_link` do. A filter that drops one
+    record in ten makes a sync of every fifth record, so this is the hot loop of the control plane: one key per
+    partition, the constant links and the value's two offsets packed at once."""
+    out: list[SyncRecord] = []
+    for summary in summaries:
+        if not summary.sync_upstream:
+            continue
+        key = encode_offset_sync(OffsetSync(summary.topic, summary.partition, 0, 0))[0]
+        runs = summary.sync_runs
+        last = len(summary.sync_upstream) - 1
+        end = [(SYNC_LINK_HEADER, encode_sync_link(SyncLink(SYNC_END, summary.next_upstream)))]
+        for i, (up, down) in enumerate(zip(summary.sync_upstream, summary.sync_downstream, strict=True)):
+            try:
+                value = _OFFSETS.pack(up, down)
+            except struct.error:  # out of INT64's range: the one-by-one encoder names the field
+                value = encode_offset_sync(OffsetSync(summary.topic, summary.partition, up, down))[1]
+            links = end if i == last else _RUN_LINK if i < len(runs) and runs[i] else _GAP_LINK
+            out.append((key, value, list(links)))
+    return out
 
 
 # -- reading them back ---------------------------------------------------------------------------------------

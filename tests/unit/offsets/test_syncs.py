@@ -1,4 +1,22 @@
-from sparkmirror.offsets.syncs import sync_points
+import pytest
+
+from sparkmirror.model import PartitionSummary
+from sparkmirror.offsets.codec import OffsetCodecError
+from sparkmirror.offsets.syncs import (
+    SYNC_END,
+    SYNC_GAP,
+    SYNC_LINK_HEADER,
+    SYNC_RUN,
+    OffsetSync,
+    SyncLink,
+    decode_offset_sync,
+    decode_sync_link,
+    encode_offset_sync,
+    encode_sync_link,
+    report_syncs,
+    sync_points,
+    sync_records,
+)
 
 
 def test_a_contiguous_stretch_needs_only_its_first_and_last_pair():
@@ -29,3 +47,25 @@ def test_an_equal_jump_on_both_sides_is_a_gap_not_a_run():
     ups, downs, runs = sync_points([10, 12, 13], [0, 2, 3])
     assert list(zip(ups, downs, strict=True)) == [(10, 0), (12, 2), (13, 3)]
     assert runs == [False, True, False]
+
+
+def _summaries() -> list[PartitionSummary]:
+    return [PartitionSummary("orders", 0, 5, 0, 50, 31, (10, 11, 13, 30), (0, 1, 2, 3), (True, False, False)),
+            PartitionSummary("pay", 3, 0, 0, 0, 7),  # nothing written: no sync
+            PartitionSummary("pay", 4, 1, 0, 9, 8, (7,), (0,), (False,))]
+
+
+def test_the_records_of_a_report_are_each_sync_with_its_link_to_the_next():
+    """sync_records (one key per partition, packed values, constant links) against the one-by-one encoders."""
+    expected = [(*encode_offset_sync(sync), [(SYNC_LINK_HEADER, encode_sync_link(link))])
+                for s in _summaries() for sync, link in report_syncs(s)]
+    assert sync_records(_summaries()) == expected
+    assert [decode_sync_link(h[0][1]) for _, _, h in expected] == [
+        SyncLink(SYNC_RUN), SyncLink(SYNC_GAP), SyncLink(SYNC_GAP), SyncLink(SYNC_END, 31), SyncLink(SYNC_END, 8)]
+    assert decode_offset_sync(*expected[2][:2]) == OffsetSync("orders", 0, 13, 2)
+
+
+def test_an_offset_out_of_int64_range_is_refused_naming_the_field():
+    huge = PartitionSummary("orders", 0, 1, 0, 1, 2**63, (2**63,), (0,), (False,))
+    with pytest.raises(OffsetCodecError, match="upstreamOffset"):
+        sync_records([huge])
