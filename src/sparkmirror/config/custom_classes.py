@@ -8,10 +8,13 @@ replaces the admin client the control plane talks to the target through, which i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from sparkmirror.config import keys
 from sparkmirror.policy.plugged import ClassSpec
+
+if TYPE_CHECKING:
+    from sparkmirror.config.connector_reader import Reporter, Sourced
 
 # The key, MM2's interface, and MM2's own classes for it (run as sparkmirror's Python rules).
 _PLUGGABLE = (
@@ -24,19 +27,8 @@ _PLUGGABLE = (
 )
 
 
-class _Value(Protocol):
-    value: str
-    key: str
-
-
-class _Reporter(Protocol):
-    def problem(self, key: str, text: str) -> None: ...
-
-    def shown(self, key: str) -> str: ...
-
-
-def read_custom_classes(conn: Mapping[str, _Value], source: str, target: str, plugin_path: tuple[str, ...],
-                        reporter: _Reporter, has_class: Callable[[str], bool]) -> tuple[ClassSpec, ...]:
+def read_custom_classes(conn: Mapping[str, Sourced], source: str, target: str, plugin_path: tuple[str, ...],
+                        reporter: Reporter, has_class: Callable[[str], bool]) -> tuple[ClassSpec, ...]:
     """The flow's classes other than MM2's own, each with the map MM2 configures it with."""
     configs = {k: v.value for k, v in conn.items()}
     configs.update({keys.SOURCE_CLUSTER_ALIAS: source, keys.TARGET_CLUSTER_ALIAS: target})
