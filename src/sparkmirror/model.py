@@ -105,3 +105,14 @@ class KafkaRecord:
     headers: tuple[tuple[str, bytes | None], ...]
     timestamp_type: int
     timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A process of a coordination group (control/coordination.py) as Kafka describes it: its member id, its
+    client id (host and pid), its partitions."""
+
+    member_id: str
+    client_id: str
+    host: str
+    partitions: tuple[int, ...]

@@ -6,13 +6,15 @@ configs and ids, partition-0 logs of internal topics, consumer groups, and queri
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sparkmirror.config.mm2 import MirrorMakerConfig
 from sparkmirror.config.properties import parse_properties
 from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
-from sparkmirror.model import TopicAcl, TopicConfigEntry
+from sparkmirror.model import Member, TopicAcl, TopicConfigEntry
 
 
 class Clock:
@@ -55,6 +57,7 @@ class FakeCluster:
     committed_offsets: dict[str, dict[tuple[str, int], tuple[int, str]]] = field(default_factory=dict)
     members: dict[str, int] = field(default_factory=dict)
     committed_calls: list[tuple[list[str], set[tuple[str, int]]]] = field(default_factory=list)  # (groups, asked)
+    groups: dict[str, FakeGroup] = field(default_factory=dict)  # coordination groups (runtime/ownership.py)
     created: list = field(default_factory=list)  # NewTopicSpecs, in order
     down: bool = False  # unreachable: probes and calls fail
     broken: bool = False  # answers probes, fails calls (a broker refusing requests)
@@ -249,6 +252,95 @@ class FakeClients:
     def oldest_records(self, settings, ranges, timeout_s: float) -> dict[tuple[str, int], int | None]:
         self.probed.append(dict(ranges))
         return {key: self.oldest[key] for key in ranges if key in self.oldest}
+
+    def membership(self, alias: str, settings, group: str, session_timeout_ms: int, client_id: str) -> FakeMembership:
+        cluster = self.clusters[alias]
+        fake_group = cluster.groups.setdefault(group, FakeGroup(lambda: cluster.partitions.get(group, 0)))
+        return FakeMembership(fake_group, client_id, session_timeout_ms)
+
+
+class FakeGroup:
+    """A consumer group's coordinator in memory: members in join order, partitions balanced stickily (each keeps
+    what it has up to its share); each member learns its changes at its next poll, revocations first."""
+
+    def __init__(self, partitions: Callable[[], int]) -> None:
+        self.partitions = partitions
+        self.members: list[FakeMembership] = []
+        self.assignment: dict[str, set[int]] = {}
+
+    def join(self, member: FakeMembership) -> None:
+        self.members.append(member)
+        self.assignment[member.client_id] = set()
+        self.rebalance()
+
+    def leave(self, member: FakeMembership, lost: bool = False) -> None:
+        self.members.remove(member)
+        held = self.assignment.pop(member.client_id, set())
+        if lost:
+            member.pending.append(("lost", held))
+        self.rebalance()
+
+    def rebalance(self) -> None:
+        count, members = self.partitions(), [m.client_id for m in self.members]
+        if not members:
+            return
+        quotas = {m: count // len(members) + (1 if i < count % len(members) else 0) for i, m in enumerate(members)}
+        free = set(range(count)) - {p for m in members for p in self.assignment[m]}
+        new = {}
+        for m in members:
+            kept = sorted(self.assignment[m])[:quotas[m]]
+            free |= self.assignment[m] - set(kept)
+            new[m] = set(kept)
+        for m in members:
+            while len(new[m]) < quotas[m] and free:
+                new[m].add(min(free))
+                free.discard(min(free))
+        for member in self.members:
+            old = self.assignment[member.client_id]
+            member.pending.append(("revoked", old - new[member.client_id]))
+            member.pending.append(("assigned", new[member.client_id] - old))
+        self.assignment = new
+
+
+class FakeMembership:
+    def __init__(self, group: FakeGroup, client_id: str, session_timeout_ms: int) -> None:
+        self.group = group
+        self.client_id = client_id
+        self.heartbeat_interval_ms = max(100, session_timeout_ms // 10)
+        self.pending: list[tuple[str, set[int]]] = []
+        self.callbacks: dict[str, Callable[[set[int]], None]] = {}
+        self.closed = False
+
+    def join(self, on_assigned, on_revoked, on_lost) -> None:
+        self.callbacks = {"assigned": on_assigned, "revoked": on_revoked, "lost": on_lost}
+        self.group.join(self)
+
+    def poll(self, timeout_s: float) -> None:
+        while self.pending:
+            kind, partitions = self.pending.pop(0)
+            if partitions or kind == "assigned":
+                self.callbacks[kind](partitions)
+        time.sleep(timeout_s)
+
+    def member_id(self) -> str:
+        return self.client_id
+
+    def members(self):
+        return [Member(m.client_id, m.client_id, "localhost", tuple(sorted(self.group.assignment[m.client_id])))
+                for m in self.group.members]
+
+    def expire(self) -> None:
+        """The session ran out (the process was cut off): its partitions go to the others, it learns at its poll."""
+        self.group.leave(self, lost=True)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self in self.group.members:
+                held = self.group.assignment.get(self.client_id, set())
+                if held:
+                    self.callbacks["revoked"](held)
+                self.group.leave(self)
 
 
 class FakeQuery:

@@ -19,7 +19,7 @@ from sparkmirror.config.client_settings import HIDDEN, ClientSettings
 from sparkmirror.config.connector_reader import ConnectorReader, Sourced
 from sparkmirror.config.custom_classes import read_custom_classes
 from sparkmirror.config.flow_settings import FLOW_KEYS, FLOW_SETTINGS, TOP_LEVEL_IGNORED, comma_list
-from sparkmirror.config.model import ClusterConfig, FlowConfig, reset_policy
+from sparkmirror.config.model import ClusterConfig, Coordination, FlowConfig, reset_policy
 from sparkmirror.config.plugin_path import class_roots, has_class, missing_entries
 from sparkmirror.config.properties import Properties
 from sparkmirror.config.providers import resolve_providers
@@ -45,6 +45,7 @@ class Built(NamedTuple):
     warnings: tuple[str, ...]
     source: str
     metrics_port: int | None
+    coordination: Coordination
 
 
 def build(props: Properties, env: Mapping[str, str] | None = None) -> Built:
@@ -77,7 +78,8 @@ def _is_cluster_setting(rest: str) -> bool:
 
 
 def _is_top_level_setting(key: str) -> bool:
-    return (key in (keys.CLUSTERS, keys.METRICS_PORT, keys.PLUGIN_PATH) or key in FLOW_KEYS
+    return (key in (keys.CLUSTERS, keys.METRICS_PORT, keys.PLUGIN_PATH, keys.COORDINATION_CLUSTER,
+                    keys.COORDINATION_SESSION_TIMEOUT_MS) or key in FLOW_KEYS
             or keys.is_client_key(key) or is_shaping_key(key) or is_sql_key(key)
             or key.startswith((keys.CONFIG_PROVIDERS, keys.SPARK_PREFIX, "replication.policy")))
 
@@ -133,6 +135,7 @@ class _Builder:
         self._separator_in_aliases(flows)
         unused = self._unused_keys(aliases, {(f.source, f.target) for f in flows if f.custom_classes})
         metrics_port = self._metrics_port()
+        coordination = self._coordination(aliases)
         if self.problems:
             ordered = sorted(zip(self.problem_lines, range(len(self.problems)), self.problems, strict=True))
             raise ConfigError([p for _, _, p in ordered], self.props.source)
@@ -140,7 +143,31 @@ class _Builder:
         return Built(
             clusters=MappingProxyType(clusters), flows=tuple(flows), spark=MappingProxyType(spark),
             unused_keys=tuple(sorted(unused)), warnings=tuple(self.warnings), source=self.props.source,
-            metrics_port=metrics_port)
+            metrics_port=metrics_port, coordination=coordination)
+
+    def _coordination(self, aliases: list[str]) -> Coordination:
+        """Where the file's processes share its flows (runtime/ownership.py): the cluster and the session timeout."""
+        cluster = (self.v.get(keys.COORDINATION_CLUSTER) or "").strip() or None
+        if cluster is not None and cluster not in aliases:
+            self.problem(keys.COORDINATION_CLUSTER, f"'{cluster}' is not a cluster alias of this file; name one of "
+                                                    f"{', '.join(aliases) or '(none defined)'}, or remove the key to "
+                                                    f"use the target of the first flow")
+            cluster = None
+        low, high = keys.COORDINATION_SESSION_TIMEOUT_RANGE_MS
+        raw = (self.v.get(keys.COORDINATION_SESSION_TIMEOUT_MS) or "").strip()
+        timeout = keys.DEFAULT_COORDINATION_SESSION_TIMEOUT_MS
+        if raw:
+            try:
+                timeout = int(raw)
+            except ValueError:
+                timeout = -1
+            if not low <= timeout <= high:
+                self.problem(keys.COORDINATION_SESSION_TIMEOUT_MS,
+                             f"'{raw}' is not a session timeout in milliseconds between {low} and {high} (what "
+                             f"Kafka's group.min/max.session.timeout.ms allow by default); a running process's "
+                             f"flows move to a standby this long after it stops answering")
+                timeout = keys.DEFAULT_COORDINATION_SESSION_TIMEOUT_MS
+        return Coordination(cluster, timeout)
 
     def _metrics_port(self) -> int | None:
         """The process's metrics and web view port (`sparkmirror.metrics.port`; 0 = any free port)."""

@@ -140,6 +140,13 @@ SQL_DROP_HEADERS = "sparkmirror.drop.headers"
 SPARK_PREFIX = "spark."
 # Process-wide: the port of the Prometheus endpoint and the web view (unset: none; `run --metrics-port` wins).
 METRICS_PORT = "sparkmirror.metrics.port"
+# Process-wide: the processes started with one file share its flows through a consumer group on one cluster
+# (runtime/ownership.py): which cluster (default: the target of the first flow, by name) and how long a member
+# may go silent before its flows move to another (the group's session timeout).
+COORDINATION_CLUSTER = "sparkmirror.coordination.cluster"
+COORDINATION_SESSION_TIMEOUT_MS = "sparkmirror.coordination.session.timeout.ms"
+DEFAULT_COORDINATION_SESSION_TIMEOUT_MS = 10_000
+COORDINATION_SESSION_TIMEOUT_RANGE_MS = (6_000, 300_000)  # Kafka's group.min/max.session.timeout.ms defaults
 # MM2 4.3's metric.names.formats (KIP-1280): which metric names are exported.
 METRIC_NAMES = ("legacy", "new")
 # Connect's own connector settings (ConnectorConfig): valid in an MM2 file, meaningless here.

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sparkmirror.config.builder import build
-from sparkmirror.config.model import ClusterConfig, FlowConfig
+from sparkmirror.config.model import ClusterConfig, Coordination, FlowConfig
 from sparkmirror.config.properties import Properties, read_properties
 from sparkmirror.errors import ConfigError
 
@@ -30,6 +30,7 @@ class MirrorMakerConfig:
     warnings: tuple[str, ...] = ()
     source: str = "<string>"
     metrics_port: int | None = None  # sparkmirror.metrics.port: Prometheus metrics and the web view
+    coordination: Coordination = field(default_factory=lambda: Coordination())
 
     def enabled_flows(self, target_clusters: tuple[str, ...] | None = None) -> list[FlowConfig]:
         """Enabled flows, restricted to those whose target is listed (MM2's `--clusters`)."""

@@ -29,6 +29,17 @@ STARTING_OFFSETS = ("earliest", "latest")  # the auto.offset.reset values that c
 
 
 @dataclass(frozen=True, slots=True)
+class Coordination:
+    """How the processes started with one file share its flows (`sparkmirror.coordination.*`).
+
+    `cluster` None: the target of the first flow by name (control/coordination.py decides).
+    """
+
+    cluster: str | None = None
+    session_timeout_ms: int = keys.DEFAULT_COORDINATION_SESSION_TIMEOUT_MS
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterConfig:
     """One cluster alias; `admin` is the cluster-wide admin client view (MM2's MirrorClientConfig)."""
 

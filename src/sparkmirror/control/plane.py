@@ -21,7 +21,7 @@ from sparkmirror.control.checkpointer import Checkpointer
 from sparkmirror.control.config_sync import sync_topic_configs
 from sparkmirror.control.heartbeats import HeartbeatEmitter
 from sparkmirror.control.lag_meter import LagMeter, Positions
-from sparkmirror.control.ports import AclLedger, Clients, LogWriter, TopicAdmin
+from sparkmirror.control.ports import AclLedger, Clients, GroupAdmin, GroupOffsets, LogWriter, TopicAdmin
 from sparkmirror.control.topic_sync import create_internal_topic
 from sparkmirror.errors import AdminOperationError
 from sparkmirror.model import PartitionSummary
@@ -56,6 +56,7 @@ class FlowControl:
         self.heartbeats = HeartbeatEmitter(flow, target, clients, clock)
         self.checkpointer: Checkpointer | None = None
         self.exactly_once = False  # decided by start(): transactions asked for and possible on the target
+        self._positions_groups: GroupAdmin | None = None
         self.acls = AclSync(lambda: self.flow, source, target, acl_ledger or MemoryLedger(), remote_topics)
         # An admin client of its own: the lag meter runs on another thread than the other jobs' clients.
         self.lag = LagMeter(flow, clients.admin(flow.source, {**flow.source_admin.rdkafka,
@@ -120,6 +121,23 @@ class FlowControl:
         a header says what lies between one and the next (offsets/syncs.SyncLink)."""
         if self._syncs_writer is not None:
             self._syncs_writer.write(self.flow.offset_syncs_topic, sync_records(summaries))
+
+    # -- the flow's positions, kept on the target -----------------------------------------------------------
+    def _groups(self) -> GroupAdmin:
+        if self._positions_groups is None:
+            self._positions_groups = self._clients.groups(self.flow.target, self.flow.target_admin.rdkafka)
+        return self._positions_groups
+
+    def committed_positions(self, remote_partitions: Mapping[str, int]) -> GroupOffsets:
+        """The positions committed in the flow's positions group for these remote topics (topic -> partitions)."""
+        group = self.flow.positions_group
+        asked = [(topic, p) for topic, count in sorted(remote_partitions.items()) for p in range(count)]
+        return self._groups().committed([group], asked).get(group, {}) if asked else {}
+
+    def commit_positions(self, offsets: Mapping[tuple[str, int], tuple[int, str]]) -> None:
+        """Commit (remote topic, partition) -> (next source offset, source topic id) in the positions group."""
+        if offsets:
+            self._groups().alter_offsets(self.flow.positions_group, offsets)
 
     # -- periodic jobs ---------------------------------------------------------------------------------
     def emit_heartbeat(self) -> None:

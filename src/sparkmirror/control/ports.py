@@ -7,10 +7,10 @@ the librdkafka implementations in (`runtime/clients.py`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
-from sparkmirror.model import NewTopicSpec, TopicAcl, TopicConfigEntry
+from sparkmirror.model import Member, NewTopicSpec, TopicAcl, TopicConfigEntry
 
 Header = tuple[str, bytes | None]
 OutgoingRecord = tuple[bytes | None, bytes | None] | tuple[bytes | None, bytes | None, Sequence[Header]]
@@ -105,6 +105,24 @@ class LogReader(Protocol):
     def close(self) -> None: ...
 
 
+class Membership(Protocol):
+    """This process in its file's coordination group (kafka.membership.GroupMembership): callbacks name partitions."""
+
+    @property
+    def heartbeat_interval_ms(self) -> int: ...
+
+    def join(self, on_assigned: Callable[[set[int]], None], on_revoked: Callable[[set[int]], None],
+             on_lost: Callable[[set[int]], None]) -> None: ...
+
+    def poll(self, timeout_s: float) -> None: ...
+
+    def member_id(self) -> str: ...
+
+    def members(self) -> list[Member]: ...
+
+    def close(self) -> None: ...
+
+
 class Clients(Protocol):
     """Where a flow's control jobs get their clients: one factory, so tests hand in memory fakes."""
 
@@ -124,6 +142,11 @@ class Clients(Protocol):
 
     def transactions_problem(self, alias: str, settings: Mapping[str, str], transactional_id: str) -> str | None:
         """None when cluster `alias` can run a transaction for `transactional_id`, else what to fix."""
+        ...
+
+    def membership(self, alias: str, settings: Mapping[str, str], group: str, session_timeout_ms: int,
+                   client_id: str) -> Membership:
+        """A member of consumer group `group` on `alias`, subscribed to the topic of the same name (not joined yet)."""
         ...
 
     def oldest_records(self, settings: Mapping[str, str], ranges: Mapping[tuple[str, int], tuple[int, int]],

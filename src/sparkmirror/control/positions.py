@@ -89,9 +89,9 @@ def plan_start(partitions: Mapping[str, int], topic_ids: Mapping[str, str | None
 
 def with_committed(stored: Mapping[str, TopicPosition] | None, committed: Mapping[tuple[str, int], tuple[int, str]],
                    remote_topics: Mapping[str, str], topic_ids: Mapping[str, str | None],
-                   flow: str) -> tuple[dict[str, TopicPosition] | None, tuple[str, ...]]:
-    """Exactly once: the positions committed on the target in the same transactions as the records win over
-    the state dir's, which a crash can leave behind them (or which may be gone).
+                   flow: str, group: str = "") -> tuple[dict[str, TopicPosition] | None, tuple[str, ...]]:
+    """The positions committed on the target (exactly once: in the same transactions as the records) win over
+    the state dir's, a cache that a crash can leave behind them, another host may not have, or that is gone.
 
     `committed` is keyed by remote topic (as the writer commits them) with the source topic's id at commit
     time; a position committed for an earlier topic of the same name (another id) does not count. Returns the
@@ -118,8 +118,9 @@ def with_committed(stored: Mapping[str, TopicPosition] | None, committed: Mappin
         parts[partition] = offset
         out[source] = TopicPosition((previous.topic_id if previous is not None else None) or committed_id or None,
                                     parts)
-    notes = (f"flow {flow}: {moved} partition(s) continue from the positions committed on the target with their "
-             f"records (exactly once), not from the state dir's",) if moved else ()
+    where = f" (group {group})" if group else ""
+    notes = (f"flow {flow}: {moved} partition(s) continue from the positions committed on the target{where}, not "
+             f"from the state dir's",) if moved else ()
     return out, notes
 
 

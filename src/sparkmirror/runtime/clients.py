@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.groups import ConsumerGroups
 from sparkmirror.kafka.internal_log import InternalRecord, InternalTopicReader, InternalTopicWriter, read_internal_topic
+from sparkmirror.kafka.membership import GroupMembership
 from sparkmirror.kafka.records import has_records_between, oldest_records
 from sparkmirror.kafka.transactions import transactions_problem
 
@@ -43,6 +44,10 @@ class KafkaClients:
 
     def transactions_problem(self, alias: str, settings: Mapping[str, str], transactional_id: str) -> str | None:
         return transactions_problem(alias, settings, transactional_id)
+
+    def membership(self, alias: str, settings: Mapping[str, str], group: str, session_timeout_ms: int,
+                   client_id: str) -> GroupMembership:
+        return GroupMembership(alias, settings, group, session_timeout_ms, client_id)
 
     def oldest_records(self, settings: Mapping[str, str], ranges: Mapping[tuple[str, int], tuple[int, int]],
                        timeout_s: float) -> dict[tuple[str, int], int | None]:

@@ -33,6 +33,8 @@ from sparkmirror.runtime.status import FlowStatus
 
 logger = logging.getLogger(__name__)
 
+FULL_COMMIT_INTERVAL_S = 3600.0
+
 
 @dataclass(frozen=True)
 class Restart:
@@ -76,6 +78,11 @@ class FlowRunner:
         self._stopped = False  # set by stop(): nothing may start a query afterwards
         self._lock = threading.Lock()  # positions: written by the report thread, read at restarts and status
         self._positions: dict[str, pos.TopicPosition] | None = read_positions(self._positions_file)
+        # Set by the supervisor: whether this process runs the flow (else it stands by for another that does), and
+        # the lease the writers of its queries get (0: none; see runtime/ownership.py).
+        self.owned = True
+        self.lease_ms = 0
+        self._full_commit_at = 0.0  # time.monotonic() of the last commit of every position (not only the moved)
 
     @property
     def flow(self) -> FlowConfig:
@@ -143,16 +150,20 @@ class FlowRunner:
             return
         stopped = time.monotonic()
         watermarks = self.source.watermarks_of(wanted)
-        # Exactly once: no task of an earlier query can commit from now on, and its commits are the positions.
-        committed = self._engine.take_over_transactions(self.flow) if self.control.exactly_once else {}
+        assert self.plan is not None
+        # The positions committed on the target win over the state dir's, a cache that may be old or gone (a new
+        # host). Exactly once: no task of an earlier query can commit from now on, and its commits are the positions.
+        committed = (self._engine.take_over_transactions(self.flow) if self.control.exactly_once else
+                     self.control.committed_positions({self.plan.remote_topics[t]: n for t, n in wanted.items()}))
         with self._lock:
-            assert self.plan is not None
             stored, taken_over = pos.with_committed(self._positions, committed, self.plan.remote_topics, ids,
-                                                    self.flow.name)
+                                                    self.flow.name, self.flow.positions_group)
             start = pos.plan_start(wanted, ids, watermarks, stored, self.flow.reset_policy, self.flow.name)
             positions = {**(self._positions or {}), **start.positions(ids)}
             write_positions(self._positions_file, positions)  # atomic: fsync, then os.replace
             self._positions = positions
+        if not self.control.exactly_once:  # where this query starts is where the next owner would start
+            self._commit_positions(start.positions(ids))
         for line in start.warnings:
             logger.warning("%s", line)
         for line in (*taken_over, *start.notes):
@@ -249,6 +260,12 @@ class FlowRunner:
             again = pos.written_again(self._positions or {}, summaries)
             self._positions = pos.advance(self._positions or {}, summaries)
             write_positions(self._positions_file, self._positions)
+            positions = self._positions
+        if not self.control.exactly_once:  # exactly once commits them in the records' transactions
+            full = time.monotonic() - self._full_commit_at >= FULL_COMMIT_INTERVAL_S
+            moved = {s.topic for s in summaries}
+            self._commit_positions({t: p for t, p in positions.items() if full or t in moved},
+                                   {(s.topic, s.partition) for s in summaries} if not full else None)
         logger.info("flow %s batch %d: %d records, %d skipped, %d bytes, %d partitions, %.2f s", self.flow.name,
                     batch_id, sum(s.records for s in summaries), sum(s.skipped for s in summaries),
                     sum(s.bytes for s in summaries), len(summaries), time.monotonic() - started)
@@ -257,6 +274,32 @@ class FlowRunner:
             logger.warning("flow %s: %d records were written to %s a second time (a task retried, e.g. after an "
                            "executor was lost); delivery is at least once, so consumers of the remote topics may "
                            "see them twice", self.flow.name, again, self.flow.target)
+
+    def _commit_positions(self, positions: dict[str, pos.TopicPosition],
+                          only: set[tuple[str, int]] | None = None) -> None:
+        """Commit positions (all of `positions`, or `only` those partitions) as offsets of the flow's positions
+        group on the target, keyed by remote topic, the source topic's id as metadata (as exactly once does).
+
+        The state that survives this host: a process elsewhere continues from them. Kafka expires the offsets of
+        a group without members `offsets.retention.minutes` after their commit, so every position is committed
+        again each FULL_COMMIT_INTERVAL_S, idle partitions' too.
+        """
+        plan = self.plan
+        if plan is None:
+            return
+        offsets = {(plan.remote_topics[topic], partition): (offset, position.topic_id or "")
+                   for topic, position in positions.items() if topic in plan.remote_topics
+                   for partition, offset in position.next_offsets.items()
+                   if only is None or (topic, partition) in only}
+        if only is None:
+            self._full_commit_at = time.monotonic()
+        self.control.commit_positions(offsets)
+
+    def renew_lease(self, valid_ms: int) -> None:
+        """Let the running query's writers go on for `valid_ms` more (runtime/ownership.py)."""
+        query = self.query
+        if query is not None and self.lease_ms:
+            query.renew_lease(valid_ms)
 
     def check(self) -> bool:
         """True while the query is active. A failed query caused by a topic-set change (a topic deleted
@@ -293,12 +336,17 @@ class FlowRunner:
                          if t in assignment}
         return assignment, positions
 
-    def status(self) -> FlowStatus:
+    @property
+    def stopped(self) -> bool:
+        """Stopped for good (stop() or stop_replication()): a flow run again needs a new runner."""
+        return self._stopped
+
+    def status(self, owner: str | None = None) -> FlowStatus:
         """An immutable snapshot; safe from any thread (positions under their lock, the rest are replaced
-        whole, never mutated in place)."""
+        whole, never mutated in place). `owner`: the process that runs the flow, as far as this one knows."""
         assignment, positions = self._read_positions()
         failure, query, restarts, plan = self.failure, self.query, list(self.restarts), self.plan
-        state = ("stopped" if self._stopped else "failed" if failure is not None
+        state = ("stopped" if self._stopped else "standby" if not self.owned else "failed" if failure is not None
                  else "running" if query is not None else "idle")
         checkpointer = self.control.checkpointer
         flow = self.flow
@@ -306,7 +354,7 @@ class FlowRunner:
                           len(restarts), restarts[-1].reason if restarts else None, flow.source, flow.target,
                           dict(plan.remote_topics) if plan is not None else {}, self.control.lag.latest,
                           checkpointer.metrics() if checkpointer is not None else None,
-                          tuple(f.strip() for f in flow.metric_names_formats.split(",")))
+                          tuple(f.strip() for f in flow.metric_names_formats.split(",")), owner)
 
 
 def _describe_change(before: dict[str, int], after: dict[str, int], recreated: list[str]) -> str:

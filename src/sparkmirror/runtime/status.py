@@ -20,7 +20,8 @@ class FlowStatus:
     """One flow at one moment.
 
     `state`: running (a query replicates), idle (no topic matches yet), failed (`failure` says why; a retry
-    is scheduled), stopped. `positions` are the next source offsets to replicate of the partitions read now.
+    is scheduled), standby (another process of the file's group runs it: `owner`, when known), stopped.
+    `positions` are the next source offsets to replicate of the partitions read now.
     """
 
     flow: str
@@ -37,6 +38,7 @@ class FlowStatus:
     lag: tuple[PartitionLag, ...] | None = None  # the last `measure lag` round; None before the first
     checkpoints: CheckpointMetrics | None = None
     metric_names: tuple[str, ...] = ("legacy",)  # metric.names.formats
+    owner: str | None = None  # the process that runs the flow (runtime/ownership.process_name), None: unknown
 
     def recovery_point(self, now_ms: int) -> RecoveryPoint | None:
         """Records and seconds lost if the source died now (None before lag was first measured)."""
@@ -65,6 +67,8 @@ class Status:
     flows: tuple[FlowStatus, ...]
     jobs: tuple[JobStatus, ...] = ()
     clusters: tuple[str, ...] = ()
+    process: str = ""  # this process's name in its coordination group
+    coordinated: bool = False  # shares its flows with other processes of the file (else runs them alone)
 
     def flow(self, name: str) -> FlowStatus:
         return next(f for f in self.flows if f.flow == name)
@@ -72,7 +76,8 @@ class Status:
     def lines(self, now_ms: int | None = None) -> list[str]:
         """One log line per flow."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-        return [f"flow {f.flow}: {f.state}; {len(f.assignment)} topic(s), {sum(f.assignment.values())} "
+        return [f"flow {f.flow}: {f.state}" + (f" (runs in {f.owner})" if f.state == "standby" and f.owner else "")
+                + f"; {len(f.assignment)} topic(s), {sum(f.assignment.values())} "
                 f"partition(s); {f.progress.records} records, {f.progress.bytes} bytes replicated; "
                 + (f"lag {rp.records} records, {_seconds(rp.seconds)}; " if (rp := f.recovery_point(now_ms))
                    else "") + f"{f.restarts} start(s), {f.progress.retries} retries"

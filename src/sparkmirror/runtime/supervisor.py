@@ -16,18 +16,21 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from sparkmirror.config import keys
 from sparkmirror.config.client_settings import ClientSettings
 from sparkmirror.config.mm2 import MirrorMakerConfig
 from sparkmirror.config.model import FlowConfig
 from sparkmirror.control.acl_sync import AclPreview, AclSync, MemoryLedger
+from sparkmirror.control.coordination import pair_unit, plan_coordination
 from sparkmirror.control.ports import Clients, TopicAdmin
-from sparkmirror.control.topic_sync import observe_plan
+from sparkmirror.control.topic_sync import create_internal_topic, observe_plan
 from sparkmirror.control.topics import TopicPlan
 from sparkmirror.errors import ConfigError, PipelineError
 from sparkmirror.pipeline import options
 from sparkmirror.runtime.engine import Engine
 from sparkmirror.runtime.flow_runner import FlowRunner
 from sparkmirror.runtime.heartbeats import HeartbeatPairs
+from sparkmirror.runtime.ownership import Ownership, SoleOwnership
 from sparkmirror.runtime.scheduler import Scheduler, backoff_s
 from sparkmirror.runtime.state import check_state_dir
 from sparkmirror.runtime.status import JobStatus, Status
@@ -52,7 +55,8 @@ class Supervisor:
     def __init__(self, config: MirrorMakerConfig, state_dir: Path,
                  target_clusters: tuple[str, ...] | None = None, until_caught_up: bool = False,
                  config_path: Path | None = None, check_state: bool = True, clients: Clients | None = None,
-                 engine: Engine | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 engine: Engine | None = None, clock: Callable[[], float] = time.monotonic,
+                 ownership: Ownership | SoleOwnership | None = None) -> None:
         from sparkmirror.pipeline.class_host import ensure_class_host
 
         ensure_class_host()  # the file's own replication policy and filters run there, if it names any
@@ -74,6 +78,11 @@ class Supervisor:
         if check_state:  # before any client: a state dir that cannot keep positions must stop us first
             check_state_dir(self.state_dir, [self._flow_dir(f) for f in config.enabled_flows(target_clusters)])
         self.flows: dict[str, FlowRunner] = {f.name: self._runner(f) for f in config.enabled_flows(target_clusters)}
+        # MM2's clusterPairs that no flow beats for; a run that only catches up beats for none
+        self._pairs = {} if until_caught_up else {pair_unit(p): p for p in config.heartbeat_only_pairs(target_clusters)}
+        # Which flows and pairs this process runs: those its file's coordination group gives it (standby for the
+        # rest); a batch that only catches up runs them all, alone.
+        self.ownership = ownership or self._ownership_for(config)
         self.scheduler = Scheduler(clock)
         # Jobs that only read the source (`measure lag`) run on a loop of their own: a target that is down
         # blocks the control jobs writing to it for their timeouts, which is when lag matters most.
@@ -98,8 +107,15 @@ class Supervisor:
 
     def _runner(self, flow: FlowConfig) -> FlowRunner:
         source, target = self._flow_admins(flow)
-        return FlowRunner(flow, source, target, self._flow_dir(flow), self.engine, self.clients,
-                          self.until_caught_up, self._real_time_slots_in_use)
+        runner = FlowRunner(flow, source, target, self._flow_dir(flow), self.engine, self.clients,
+                            self.until_caught_up, self._real_time_slots_in_use)
+        runner.owned = False  # standing by until the ownership gives it to this process
+        return runner
+
+    def _ownership_for(self, config: MirrorMakerConfig) -> Ownership | SoleOwnership:
+        units = [*self.flows, *self._pairs]
+        plan = None if self.until_caught_up else plan_coordination(config, self.target_clusters)
+        return SoleOwnership(units) if plan is None else Ownership(plan, self.clients)
 
     def _flow_dir(self, flow: FlowConfig) -> Path:
         return self.state_dir / "flows" / _safe(f"{flow.source}-to-{flow.target}")
@@ -142,13 +158,20 @@ class Supervisor:
             self.engine.prepare(self._real_time_slots_wanted)
             self._check_sql_rules()
         if not self.until_caught_up:
-            self.heartbeats.add_all(self.config.heartbeat_only_pairs(self.target_clusters))
             self._create_heartbeats_topics()
-        alone = len(self.flows) == 1
-        errors = [e for e in (self._start_runner(r, raise_error=alone) for r in list(self.flows.values()))
-                  if e is not None]
-        if errors and len(errors) == len(self.flows):
-            raise errors[0]  # nothing would run: the first cause is the process's error
+        self._phase = "joining the coordination group"
+        self.ownership.start(self._renew_leases)
+        if not self.ownership.wait_joined(2 * self._session_timeout_s):
+            logger.warning("coordination: no assignment from the coordination group yet; standing by for every "
+                           "flow until one comes")
+        owns_all = len(self.flows) == 1
+        errors, started = self._apply_ownership(raise_error=owns_all)
+        standby = sorted(name for name, runner in self.flows.items() if not runner.owned)
+        if standby:
+            logger.info("coordination: %s stands by for %s (another process of the group runs them)",
+                        self.ownership.me, ", ".join(standby))
+        if errors and len(errors) == started == len(self.flows):
+            raise errors[0]  # this process runs every flow and none would run: the first cause is its error
         if self.config_path is not None and not self.until_caught_up:
             self._watch(self.config_path)
         if not self.until_caught_up:
@@ -167,6 +190,62 @@ class Supervisor:
             if problems:
                 raise ConfigError(problems, self.config.source)
 
+    @property
+    def _session_timeout_s(self) -> float:
+        return self.config.coordination.session_timeout_ms / 1000
+
+    # -- ownership: which flows and pairs this process runs ------------------------------------------------
+    def _apply_ownership(self, raise_error: bool = False) -> tuple[list[Exception], int]:
+        """Start the units the group gave this process, stop those it took away (in the order it did);
+        returns the errors of the flows that failed to start and how many flows were started."""
+        errors: list[Exception] = []
+        started = 0
+        for change in self.ownership.take_changes():
+            if change.gained:
+                for unit in sorted(change.units):
+                    if unit in self.flows:
+                        started += 1
+                        error = self._gain_flow(unit, raise_error)
+                        if error is not None:
+                            errors.append(error)
+                    elif unit in self._pairs and self._pairs[unit].name not in self.heartbeats.names:
+                        self.heartbeats.add(self._pairs[unit])
+            else:
+                for unit in sorted(change.units):
+                    if unit in self.flows:
+                        self._lose_flow(unit)
+                    elif unit in self._pairs:
+                        self.heartbeats.remove(self._pairs[unit].name)
+                self.ownership.stopped(change.units)
+        return errors, started
+
+    def _gain_flow(self, name: str, raise_error: bool) -> Exception | None:
+        runner = self.flows[name]
+        if runner.owned:
+            return None
+        if runner.stopped:  # it ran here before: a fresh runner continues from the committed positions
+            runner = self.flows[name] = self._runner(runner.flow)
+        runner.owned = True
+        runner.lease_ms = self.ownership.lease_ms
+        return self._start_runner(runner, raise_error=raise_error)
+
+    def _lose_flow(self, name: str) -> None:
+        runner = self.flows[name]
+        if not runner.owned:
+            return
+        self._cancel(f"{name}: ")
+        self._phase = f"stopping flow {name} (another process runs it now)"
+        runner.stop()
+        self.flows[name] = self._runner(runner.flow)  # standing by
+        self._failures_in_a_row.pop(name, None)
+
+    def _renew_leases(self, units: frozenset[str], valid_ms: int) -> None:
+        """The ownership thread's tick: the writers of the flows this process still runs may go on."""
+        for unit in units:
+            runner = self.flows.get(unit)
+            if runner is not None and runner.owned:
+                runner.renew_lease(valid_ms)
+
     def _create_heartbeats_topics(self) -> None:
         """Create the heartbeats topics this process writes into the flows' source clusters before any flow
         plans its topics.
@@ -179,14 +258,16 @@ class Supervisor:
         does not hold up the start; one that refuses is left to the flow's start or the pair's next beat.
         """
         sources = {r.flow.source for r in self.flows.values()}
-        emitters = [r.control.heartbeats for r in self.flows.values() if r.flow.emit_heartbeats.enabled]
-        for emitter in [*emitters, *self.heartbeats.emitters]:
-            if emitter.pair.target not in sources:
+        pairs = [r.flow for r in self.flows.values() if r.flow.emit_heartbeats.enabled] + list(self._pairs.values())
+        for pair in pairs:  # whichever process runs them: the topic must be there before any flow plans
+            if pair.target not in sources:
                 continue
             try:
-                emitter.start()
+                create_internal_topic(self.admin(pair.target, pair.target_admin), pair.heartbeats_topic,
+                                      pair.heartbeats_topic_replication_factor,
+                                      keys.HEARTBEATS_TOPIC_REPLICATION_FACTOR)
             except Exception as exc:  # noqa: BLE001 - reported by the flow's start or the pair's beats
-                logger.debug("heartbeats topic of %s not created before the flows: %s", emitter.pair.name, exc)
+                logger.debug("heartbeats topic of %s not created before the flows: %s", pair.name, exc)
 
     def _cancel(self, prefix: str) -> None:
         self.scheduler.cancel(prefix)
@@ -256,6 +337,8 @@ class Supervisor:
         A failed flow is logged and retried with back-off; with until_caught_up, its error is raised.
         """
         while not self._stop.is_set():
+            self._phase = "applying the coordination group's changes"
+            self._apply_ownership()
             self._phase = "checking the flows"
             try:
                 active = self._check_flows()
@@ -277,7 +360,7 @@ class Supervisor:
     def _check_flows(self) -> int:
         active = 0
         failed: list[FlowRunner] = []
-        for runner in self.flows.values():
+        for runner in list(self.flows.values()):
             was_failed = runner.failure is not None
             active += runner.check()
             if runner.failure is not None:
@@ -307,8 +390,9 @@ class Supervisor:
             if flow in self.flows and job:
                 jobs.append(JobStatus(flow, job, stats.runs, stats.failures, stats.failures_in_a_row,
                                       stats.last_error))
-        return Status(tuple(runner.status() for runner in list(self.flows.values())), tuple(jobs),
-                      tuple(self.config.clusters))
+        owners = self.ownership.owners()
+        return Status(tuple(runner.status(owners.get(name)) for name, runner in list(self.flows.items())), tuple(jobs),
+                      tuple(self.config.clusters), self.ownership.me, self.ownership.coordinated)
 
     def _log_status(self) -> None:
         for line in self.status().lines():
@@ -339,23 +423,59 @@ class Supervisor:
             logger.warning("spark.* settings changed (%s): they apply when the process restarts",
                            ", ".join(diff.spark_keys))
         try:
-            self.heartbeats.apply(diff, result.config.heartbeat_only_pairs(self.target_clusters))
+            self._apply_pairs(diff, result.config.heartbeat_only_pairs(self.target_clusters))
             self._apply_diff(diff, {f.name: f for f in result.config.enabled_flows(self.target_clusters)})
+            if set(self.ownership.units) != {*self.flows, *self._pairs}:
+                self._recoordinate()
         except Exception as exc:  # noqa: BLE001 - the flows already running must keep running
             logger.error("applying the new configuration failed: %s", exc)
+
+    def _apply_pairs(self, diff, pairs: tuple[FlowConfig, ...]) -> None:  # config.diff.ConfigDiff
+        """Heartbeat-only pairs of the new configuration: those this process runs follow their new settings."""
+        self._pairs = {pair_unit(p): p for p in pairs}
+        by_name = {p.name: p for p in pairs}
+        for name in diff.heartbeats_removed:
+            self.heartbeats.remove(name)
+        for name in diff.heartbeats_changed:
+            if name in self.heartbeats.names:
+                self.heartbeats.replace(by_name[name])
+
+    def _recoordinate(self) -> None:
+        """Flows or pairs came or went: the file's processes share them in a new group (its name digests them).
+
+        Everything this process runs stops, then the group of the new set assigns them afresh. Processes still on
+        the old file stay in the old group meanwhile: a file changed on one host long before another can have a
+        flow of both sets run twice in between (exactly once stays exactly once: transactional ids fence).
+        """
+        logger.info("coordination: the configuration's flows or heartbeat pairs changed; joining a new group")
+        old = self.ownership
+        for name, runner in list(self.flows.items()):
+            if runner.owned:
+                self._lose_flow(name)
+        for name in self.heartbeats.names:
+            self.heartbeats.remove(name)
+        old.close()
+        self.ownership = self._ownership_for(self.config)
+        self.ownership.start(self._renew_leases)
 
     def _apply_diff(self, diff, new_flows: dict[str, FlowConfig]) -> None:  # config.diff.ConfigDiff
         for name in diff.removed:
             logger.info("flow %s removed by the new configuration; stopping it", name)
             self._cancel(f"{name}: ")
-            self.flows.pop(name).stop()
+            removed = self.flows.pop(name)
+            if removed.owned:
+                removed.stop()
         for name, change in diff.changed.items():
             runner = self.flows[name]
+            if not runner.owned:  # standing by: it starts with the new settings when this process gets it
+                self.flows[name] = self._runner(new_flows[name])
+                continue
             if change.restart:
                 logger.info("flow %s restarts with its new settings", name)
                 self._cancel(f"{name}: ")
                 runner.stop()
                 self.flows[name] = self._runner(new_flows[name])
+                self.flows[name].owned, self.flows[name].lease_ms = True, self.ownership.lease_ms
                 self._start_runner(self.flows[name])
             else:
                 runner.flow = new_flows[name]
@@ -367,15 +487,12 @@ class Supervisor:
                         runner.refresh()  # a filter change takes effect now, not at the next refresh
                     except Exception as exc:  # noqa: BLE001 - the scheduled refresh retries
                         logger.error("flow %s: applying its new topics failed: %s", name, exc)
-        for name in diff.added:
+        for name in diff.added:  # standing by until the new group gives it to a process
             self.flows[name] = self._runner(new_flows[name])
             try:
                 self.check_clusters([self.flows[name]])
             except Exception as exc:  # noqa: BLE001 - a new flow's bad cluster must not stop the others
-                self.flows[name].failure = str(exc)
                 logger.error("flow %s cannot start: %s", name, exc)
-                continue
-            self._start_runner(self.flows[name])
 
     # -- serve and stop ----------------------------------------------------------------------------------
     def serve(self, stop_requested: Callable[[], bool], stop_timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> list[str]:
@@ -416,6 +533,7 @@ class Supervisor:
         for runner in self.flows.values():
             runner.stop()
         self.heartbeats.close()
+        self.ownership.close()
 
     def shutdown(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S, control: threading.Thread | None = None) -> list[str]:
         """Stop the flows, then end the Spark session this supervisor created; every step bounded by one
@@ -437,6 +555,8 @@ class Supervisor:
             for runner in runners:
                 deadline.run(f"close the clients of flow {runner.flow.name}", runner.close_clients)
         self.heartbeats.close(deadline)  # those of loops that are idle
+        # Only now that nothing of ours writes: the others take our flows over as soon as we leave.
+        deadline.run("leave the coordination group", self.ownership.close)
         deadline.run("stop the Spark session", self.engine.stop)
         for line in self.status().lines():
             logger.info("at stop: %s", line)

@@ -10,6 +10,7 @@ from sparkmirror.runtime.status import FlowStatus, Status
 def status_json(status: Status, now_ms: int) -> dict:
     """Clusters, flows with their partitions and periodic jobs; unknown numbers are null."""
     return {"time_ms": now_ms, "clusters": list(status.clusters) or _clusters_of(status),
+            "process": status.process, "coordinated": status.coordinated,
             "flows": [_flow(f, status, now_ms) for f in status.flows]}
 
 
@@ -41,6 +42,7 @@ def _flow(f: FlowStatus, status: Status, now_ms: int) -> dict:
                                            if p and p.replication_latency_ms else None)})
     return {
         "name": f.flow, "source": f.source, "target": f.target, "state": f.state, "failure": f.failure,
+        "owner": f.owner,
         "records": f.progress.records, "bytes": f.progress.bytes,
         "records_per_s": _number(f.progress.window_records_per_s),
         "bytes_per_s": _number(f.progress.window_value_bytes_per_s),

@@ -68,10 +68,10 @@ def test_records_at_offsets_already_passed_are_counted_as_written_again():
 def test_committed_positions_win_over_the_state_dirs_and_a_note_says_so():
     stored = {"t": TopicPosition("id1", {0: 10, 1: 20})}
     committed = {("A.t", 0): (15, "id1"), ("A.t", 1): (20, "id1"), ("A.gone", 0): (9, "x")}
-    out, notes = with_committed(stored, committed, {"t": "A.t"}, {"t": "id1"}, "A->B")
+    out, notes = with_committed(stored, committed, {"t": "A.t"}, {"t": "id1"}, "A->B", "__sparkmirror-positions-A-B")
     assert out == {"t": TopicPosition("id1", {0: 15, 1: 20})}
-    assert notes == ("flow A->B: 1 partition(s) continue from the positions committed on the target with their "
-                     "records (exactly once), not from the state dir's",)
+    assert notes == ("flow A->B: 1 partition(s) continue from the positions committed on the target (group "
+                     "__sparkmirror-positions-A-B), not from the state dir's",)
 
 
 def test_a_lost_state_dir_continues_from_the_committed_positions():
