@@ -1,6 +1,7 @@
 """The driver's channel server (pipeline/jvm/.../ChannelServer.java), spoken to as an executor's RemoteChannel
 would, in the test session's driver JVM: the token and the query generation gate every connection, reports
-reach the flow's channel in order, and a stop is answered before `close` returns.
+reach the flow's channel in order, a stop is answered before `close` returns, and a query's lease reaches the
+executor (what is left at opening, then each renewal).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ class Executor:
         self.sock = socket.create_connection((endpoint["host"], endpoint["port"]), timeout=TIMEOUT_S)
         self.lines = self.sock.makefile("r", encoding="utf-8")
         self.send({"channel": channel, "token": token})
-        self.open = json.loads(self.lines.readline())["open"]
+        self.answer = json.loads(self.lines.readline())
+        self.open = self.answer["open"]
 
     def send(self, message: dict) -> None:
         self.sock.sendall((json.dumps(message) + "\n").encode())
@@ -82,3 +84,24 @@ def test_reports_arrive_in_order_and_a_stop_waits_for_the_executors_answer(spark
     finally:
         executor.close()
         channel.release()
+
+
+def test_a_lease_is_told_at_opening_and_each_renewal_is_forwarded_as_a_duration(spark, unique):
+    endpoint = json.loads(channel_class(spark).endpoint("127.0.0.1", "127.0.0.1"))
+    leased = channel_class(spark).create(f"lease-{unique}", 0, 60_000)
+    unleased = channel_class(spark).create(f"no-lease-{unique}", 0)
+    executor = Executor(endpoint, f"lease-{unique}", endpoint["token"])
+    other = Executor(endpoint, f"no-lease-{unique}", endpoint["token"])
+    try:
+        assert executor.open and 0 < executor.answer["lease_ms"] <= 60_000, executor.answer
+        assert other.answer == {"open": True}, "no lease, nothing about one"
+        leased.renew(1234)
+        assert executor.receive() == {"type": "lease", "valid_ms": 1234}
+        leased.renew(0)
+        assert executor.receive() == {"type": "lease", "valid_ms": 0}
+        assert leased.leaseExpired()
+    finally:
+        executor.close()
+        other.close()
+        leased.release()
+        unleased.release()

@@ -349,12 +349,16 @@ class FakeQuery:
         self.active = True
         self.failure: str | None = None
         self.stopped = False
+        self.renewals: list[int] = []  # valid_ms of each renew_lease call, in order
 
     def status(self) -> tuple[bool, str | None]:
         return self.active and not self.stopped, self.failure
 
     def stop(self) -> None:
         self.stopped = True
+
+    def renew_lease(self, valid_ms: int) -> None:
+        self.renewals.append(valid_ms)
 
 
 class FakeEngine:

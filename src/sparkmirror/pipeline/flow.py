@@ -158,10 +158,15 @@ class SummaryPump:
 
 
 class ReplicationFlow:
-    """Source stream -> projection -> JVM writer, checkpointed under its own folder."""
+    """Source stream -> projection -> JVM writer, checkpointed under its own folder.
+
+    With `lease_ms` > 0 the writers hold a lease valid that long from now: they send nothing once it expires
+    (another process may have taken the flow over) until `renew_lease` is called again, or the query stops.
+    """
 
     def __init__(self, spark: SparkSession, name: str, source_options: Mapping[str, str], writer: WriterSpec,
-                 checkpoint_dir: Path, on_batch: BatchListener, trigger: TriggerSpec, max_tasks: int) -> None:
+                 checkpoint_dir: Path, on_batch: BatchListener, trigger: TriggerSpec, max_tasks: int,
+                 lease_ms: int = 0) -> None:
         self.spark = spark
         self.name = name
         self.source_options = dict(source_options)
@@ -173,7 +178,8 @@ class ReplicationFlow:
         # Reports during a task bound the writer's memory (a micro-batch may hold a whole backlog) and let
         # positions move before a long task (a Real-Time Mode epoch) ends.
         channel_class = _jvm_class(jvm, _CHANNEL_CLASS)
-        channel = channel_class.create(writer.channel, trigger.report_interval_ms)
+        channel = channel_class.create(writer.channel, trigger.report_interval_ms, lease_ms)
+        self._channel = channel
         self.pump = SummaryPump(channel, on_batch)
         self._jvm = jvm
         endpoint = _driver_endpoint(spark, channel_class)
@@ -207,6 +213,14 @@ class ReplicationFlow:
         except BaseException:
             self.pump.close(0)
             raise
+
+    def renew_lease(self, valid_ms: int) -> None:
+        """The writers may write for `valid_ms` from now (no effect without a lease). A JVM that is gone writes
+        nothing anyway: that is for `query_status` to report, not this."""
+        try:
+            self._channel.renew(int(valid_ms))  # type: ignore[attr-defined]
+        except (Py4JError, ConnectionError) as exc:
+            logger.debug("lease of flow %s not renewed, the JVM is gone: %s", self.name, exc)
 
 
 def _driver_endpoint(spark: SparkSession, channel_class: object) -> dict[str, object] | None:

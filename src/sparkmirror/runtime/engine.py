@@ -42,6 +42,7 @@ class QueryRequest:
     until_caught_up: bool = False
     other_real_time_slots: int = 0  # task slots the process's other Real-Time Mode queries hold
     exactly_once: bool = False  # write in transactions with the positions (FlowControl decided it can)
+    lease_ms: int = 0  # > 0: a lease valid that long from the start, which Query.renew_lease renews; 0: none
 
 
 def trigger_of(flow: FlowConfig) -> options.TriggerSpec:
@@ -56,6 +57,12 @@ class Query(Protocol):
 
     def stop(self) -> None:
         """Stop the writers between records (their reports handed over), then the query."""
+        ...
+
+    def renew_lease(self, valid_ms: int) -> None:
+        """The process still owns the flow: its writers may write for `valid_ms` from now (on each executor, from
+        when it hears of it). Once that passes unrenewed they send nothing until renewed or stopped. No effect on
+        a query started without a lease (`QueryRequest.lease_ms` = 0)."""
         ...
 
 
@@ -85,10 +92,11 @@ class Engine(Protocol):
 
 
 class SparkQuery:
-    def __init__(self, query: object, pump: object, name: str) -> None:
+    def __init__(self, query: object, pump: object, name: str, renewal: Callable[[int], None]) -> None:
         self.query = query
         self.pump = pump
         self.name = name
+        self._renewal = renewal  # ReplicationFlow.renew_lease
 
     def status(self) -> tuple[bool, str | None]:
         from sparkmirror.pipeline.flow import query_status
@@ -101,6 +109,9 @@ class SparkQuery:
 
         self.pump.close()  # type: ignore[attr-defined]
         stop_quietly(self.query, f"flow {self.name}")
+
+    def renew_lease(self, valid_ms: int) -> None:
+        self._renewal(valid_ms)
 
 
 class SparkEngine:
@@ -188,8 +199,9 @@ class SparkEngine:
                             message_limits=dict(request.message_limits), sql_rules=flow.sql_rules,
                             sql_exempt_topics=tuple(t for t in request.offsets if flow.policy.is_heartbeats_topic(t)))
         replication = ReplicationFlow(spark, flow.name, source, writer, request.checkpoint_dir, request.on_batch,
-                                      trigger, max_tasks=tasks)
-        return SparkQuery(replication.start(until_caught_up=request.until_caught_up), replication.pump, flow.name)
+                                      trigger, max_tasks=tasks, lease_ms=request.lease_ms)
+        return SparkQuery(replication.start(until_caught_up=request.until_caught_up), replication.pump, flow.name,
+                          replication.renew_lease)
 
     def lost(self) -> str | None:
         if self._spark is None:

@@ -27,7 +27,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Lines of JSON. The executor opens with {@code {"channel", "token"}} and is told {@code {"open"}}; then it
  * sends {@code {"type": "report", "summaries"}} and, when told {@code {"type": "stop", "timeout_ms"}}, stops its
- * writers, reports what they got acknowledged and answers {@code {"type": "stopped", "busy"}}. The token (random,
+ * writers, reports what they got acknowledged and answers {@code {"type": "stopped", "busy"}}. A query with a lease
+ * adds {@code "lease_ms"} (what is left of it) to the {@code {"open"}} answer and forwards each renewal as
+ * {@code {"type": "lease", "valid_ms"}}: the executor times both from when it reads them. The token (random,
  * per driver, sent to the executors inside the writer's spec) keeps anyone else who reaches the port from
  * reporting records as replicated.
  */
@@ -102,12 +104,18 @@ final class ChannelServer {
                 Map<String, Object> hello = JSON.readValue(helloLine, MESSAGE);
                 channel = FlowChannel.lookup(String.valueOf(hello.get("channel")));
                 boolean open = sameToken(String.valueOf(hello.get("token"))) && channel != null && !channel.isClosed();
-                send(Map.of("open", open));
                 if (!open) {
+                    send(Map.of("open", false));
                     channel = null;
                     return;
                 }
-                channel.attach(this);
+                synchronized (this) {  // a renewal forwarded once attached waits for the answer, so it follows it
+                    channel.attach(this);
+                    send(channel.opening());
+                }
+                if (channel.isClosed()) {  // closed since the executor's hello: the closer may have missed it
+                    stop(0);
+                }
                 for (String line = in.readLine(); line != null; line = in.readLine()) {
                     Map<String, Object> message = JSON.readValue(line, MESSAGE);
                     if ("report".equals(message.get("type"))) {
@@ -146,6 +154,15 @@ final class ChannelServer {
                 return true;
             } catch (IOException e) {
                 return false;
+            }
+        }
+
+        /** Forward a renewal of the lease (an executor that cannot be told lets its lease expire on its own). */
+        void renew(long validMs) {
+            try {
+                send(Map.of("type", "lease", "valid_ms", validMs));
+            } catch (IOException e) {
+                // the connection is lost: the executor's writers fail when they notice
             }
         }
 

@@ -20,6 +20,10 @@ import java.util.concurrent.TimeUnit;
  * (Spark's local mode) use the channel itself; writers on a cluster's executors reach it through the
  * driver's {@link ChannelServer}, one connection per executor JVM. Each query generation has its own channel
  * id, so a late writer of a stopped query can never report into its successor.
+ *
+ * <p>With a lease, the channel also fences its writers: the driver renews it while it owns the flow, and while it
+ * is expired no writer of the query sends a record (they wait for a renewal or a stop). Each renewal is forwarded
+ * to the executors' channels as a duration, which time it with their own clocks.
  */
 public final class FlowChannel extends ReportChannel {
     private static final ConcurrentHashMap<String, FlowChannel> CHANNELS = new ConcurrentHashMap<>();
@@ -35,15 +39,25 @@ public final class FlowChannel extends ReportChannel {
     private final LinkedBlockingQueue<Map<String, Object>> reports = new LinkedBlockingQueue<>();
     private final ScheduledFuture<?> reporting;
 
-    private FlowChannel(String id, long reportIntervalMs) {
+    private FlowChannel(String id, long reportIntervalMs, long leaseMs) {
+        super(Lease.of(leaseMs));
         this.id = id;
         this.reporting = reportIntervalMs <= 0 ? null : REPORTER.scheduleWithFixedDelay(
             this::reportOpenWriters, reportIntervalMs, reportIntervalMs, TimeUnit.MILLISECONDS);
     }
 
-    /** Create the channel of a new query generation (called by the driver before the query starts). */
+    /** Create the channel of a new query generation (called by the driver before the query starts), without a
+     * lease: its writers write until the query is stopped. */
     public static FlowChannel create(String id, long reportIntervalMs) {
-        FlowChannel channel = new FlowChannel(id, reportIntervalMs);
+        return create(id, reportIntervalMs, 0);
+    }
+
+    /**
+     * As {@link #create(String, long)}; with {@code leaseMs} > 0 the query's writers hold a lease, valid for
+     * {@code leaseMs} from now, that the driver must {@link #renew} before it expires.
+     */
+    public static FlowChannel create(String id, long reportIntervalMs, long leaseMs) {
+        FlowChannel channel = new FlowChannel(id, reportIntervalMs, leaseMs);
         FlowChannel old = CHANNELS.put(id, channel);
         if (old != null) {
             old.release();
@@ -64,11 +78,34 @@ public final class FlowChannel extends ReportChannel {
         return CHANNELS.get(id);
     }
 
+    /** An executor's connection joins; its caller then checks {@link #isClosed} (the closer may have missed it). */
     void attach(ChannelServer.Connection connection) {
         remote.add(connection);
-        if (closed) {  // closed between the executor's hello and now: the closer may have missed it
-            connection.stop(0);
+    }
+
+    /** What an executor is told when it connects: open, and with a lease the milliseconds it has left. */
+    Map<String, Object> opening() {
+        return lease.held() ? Map.of("open", true, "lease_ms", lease.remainingMs()) : Map.of("open", true);
+    }
+
+    /**
+     * The driver still owns the flow: the writers may write for {@code validMs} from now (here, and on each
+     * executor from when it gets this). Nothing without a lease.
+     */
+    public void renew(long validMs) {
+        if (!lease.held()) {
+            return;
         }
+        lease.renew(validMs);
+        for (ChannelServer.Connection connection : remote) {
+            connection.renew(validMs);
+        }
+    }
+
+    /** Whether the lease has expired (never without one). */
+    @Override
+    public boolean leaseExpired() {
+        return super.leaseExpired();
     }
 
     void detach(ChannelServer.Connection connection) {

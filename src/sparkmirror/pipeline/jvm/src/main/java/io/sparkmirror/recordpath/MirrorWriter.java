@@ -16,7 +16,8 @@ import org.apache.spark.sql.Row;
  * idempotent, so a partition's acknowledgements arrive in send order); acknowledged records are reported to the
  * flow's {@link ReportChannel} as exact offset syncs and the partition's next upstream offset, which is what
  * moves the flow's positions. A record is never reported before the target acknowledged it, so nothing is
- * skipped; a failed send fails the task.
+ * skipped; a failed send fails the task. While the query's {@link Lease} is expired the writer sends nothing: it
+ * waits, its lock released, for a renewal (then sends the same record) or a stop (then writes nothing more).
  *
  * <p>Exactly once (the spec's {@code exactly_once}): a task's records and the next source offset of each of its
  * partitions commit in one transaction on the target (see {@link Transactions}); records below the committed
@@ -24,6 +25,7 @@ import org.apache.spark.sql.Row;
  */
 public final class MirrorWriter extends ForeachWriter<Row> {
     private static final long serialVersionUID = 1L;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MirrorWriter.class);
 
     private final WriterSpec spec;
     private transient ReportChannel channel;
@@ -51,6 +53,11 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         channel = ReportChannel.forWriter(spec.channelId, spec.driver, spec.reportIntervalMs);
         if (channel == null || channel.isClosed()) {
             return false;  // the query is being stopped: these records are read again by the next one
+        }
+        synchronized (this) {  // before any producer: a transactional one would fence the flow's new owner
+            if (channel.leaseExpired() && !awaitLease("before its task starts")) {
+                return false;
+            }
         }
         Provenance stamp = spec.provenance == null ? null
             : new Provenance(spec.provenance.get("source"), spec.provenance.get("target"));
@@ -115,10 +122,35 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             if (size > p.messageLimit) {
                 refuse(p, offset, size);
             }
+            if (channel.leaseExpired()) {
+                if (!awaitLease("before " + p.log.topic + "-" + partition + "@" + offset)) {
+                    return;  // stopped meanwhile: not counted in any position, the next query reads it again
+                }
+                now = System.currentTimeMillis();
+            }
             p.log.sent(offset, timestamp, now);
             sending = offset;
             producer.send(record, p);
         }
+    }
+
+    /** With the writer's lock held: wait (releasing it) until the lease is renewed, true, or the writer stops or
+     * its channel closes, false. A failure reported meanwhile fails the task. */
+    private boolean awaitLease(String where) {
+        long since = System.nanoTime();
+        LOG.warn("flow writer of query {} waits {}: its lease expired (the driver stopped renewing it), so it sends "
+                 + "nothing until it is renewed", spec.channelId, where);
+        boolean renewed = channel.lease.await(this, () -> stopped || error != null || channel.isClosed());
+        if (error != null) {
+            throw new RecordPathException(error);
+        }
+        if (!renewed || stopped || channel.isClosed()) {  // interrupted too: the task is being killed
+            stopped = true;
+            return false;
+        }
+        LOG.info("flow writer of query {} resumes: its lease was renewed after {} ms", spec.channelId,
+                 (System.nanoTime() - since) / 1_000_000);
+        return true;
     }
 
     private TaskPartition newPartition(String topic, int partition) {
@@ -218,10 +250,11 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         partitions.report(channel);
     }
 
-    /** Write no more records; the one being sent, if any, is sent first. */
+    /** Write no more records; the one being sent, if any, is sent first (one waiting for its lease is not). */
     void stopWriting() {
         synchronized (this) {
             stopped = true;
+            notifyAll();
         }
     }
 

@@ -25,6 +25,10 @@ import java.util.concurrent.TimeUnit;
  * <p>Reports travel in order over the one connection, so a partition's summaries reach the driver in the order
  * they were taken, as they do in local mode. A report that cannot be sent fails the writer's task: Spark retries
  * it, and the records it did not report are read again (duplicates, never a loss).
+ *
+ * <p>A query with a lease: the driver says what is left of it when the connection opens and forwards each renewal;
+ * this JVM times them with its own clock from when it reads them, so a connection silent for longer than the lease
+ * lets the lease expire here too, and the writers here send nothing.
  */
 final class RemoteChannel extends ReportChannel {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -45,8 +49,9 @@ final class RemoteChannel extends ReportChannel {
     private volatile boolean stoppedByDriver;  // a stop, not a lost connection: its writers did nothing wrong
     private volatile String broken;  // why the connection to the driver is lost; null while it works
 
-    private RemoteChannel(String id, String host, int port, Socket socket, BufferedReader in, long reportIntervalMs)
-            throws IOException {
+    private RemoteChannel(String id, String host, int port, Socket socket, BufferedReader in, long reportIntervalMs,
+                          Lease lease) throws IOException {
+        super(lease);
         this.id = id;
         this.driver = host + ":" + port;
         this.socket = socket;
@@ -72,12 +77,15 @@ final class RemoteChannel extends ReportChannel {
             Writer hello = new OutputStreamWriter(socket.getOutputStream(), StandardCharsets.UTF_8);
             hello.write(JSON.writeValueAsString(Map.of("channel", id, "token", token)) + "\n");
             hello.flush();
-            String answer = in.readLine();
-            if (answer == null || !Boolean.TRUE.equals(JSON.readValue(answer, MESSAGE).get("open"))) {
+            String line = in.readLine();
+            Map<String, Object> answer = line == null ? Map.of() : JSON.readValue(line, MESSAGE);
+            if (!Boolean.TRUE.equals(answer.get("open"))) {
                 socket.close();
                 return null;
             }
-            RemoteChannel channel = new RemoteChannel(id, host, port, socket, in, reportIntervalMs);
+            Number leaseMs = (Number) answer.get("lease_ms");  // what is left of the query's lease; none without one
+            Lease lease = leaseMs == null ? Lease.NONE : Lease.validFor(leaseMs.longValue());
+            RemoteChannel channel = new RemoteChannel(id, host, port, socket, in, reportIntervalMs, lease);
             CHANNELS.put(id, channel);
             return channel;
         } catch (IOException e) {
@@ -119,12 +127,14 @@ final class RemoteChannel extends ReportChannel {
             + "): the task fails and Spark retries it; the records it did not report are written again");
     }
 
-    /** The driver's messages: a stop, or the end of the connection. */
+    /** The driver's messages: a renewal of the lease, a stop, or the end of the connection. */
     private void listen(BufferedReader in) {
         try {
             for (String line = in.readLine(); line != null; line = in.readLine()) {
                 Map<String, Object> message = JSON.readValue(line, MESSAGE);
-                if ("stop".equals(message.get("type"))) {
+                if ("lease".equals(message.get("type"))) {
+                    lease.renew(((Number) message.get("valid_ms")).longValue());
+                } else if ("stop".equals(message.get("type"))) {
                     stopWriters(((Number) message.get("timeout_ms")).longValue());
                 }
             }

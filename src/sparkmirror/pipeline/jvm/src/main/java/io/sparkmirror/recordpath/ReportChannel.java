@@ -9,14 +9,23 @@ import java.util.concurrent.ConcurrentHashMap;
  * Where a writer reports acknowledged records and learns that its query is stopping: the driver's
  * {@link FlowChannel} itself when the writer runs in the driver's JVM (Spark's local mode), a
  * {@link RemoteChannel} connected to it when the writer runs on an executor of a cluster. Both keep the
- * writers open in this JVM, which a stop acts on.
+ * writers open in this JVM, which a stop acts on, and the query's {@link Lease}, without which they send nothing.
  */
 abstract class ReportChannel {
     protected final Set<MirrorWriter> open = ConcurrentHashMap.newKeySet();
     protected volatile boolean closed;
+    protected final Lease lease;
     // Per source partition ("topic\0partition"): one past the last offset a writer of this query in this JVM has
     // reported (acknowledged, or skipped). A retried task starts there instead of writing those records again.
     private final ConcurrentHashMap<String, Long> reportedNext = new ConcurrentHashMap<>();
+
+    protected ReportChannel() {
+        this(Lease.NONE);
+    }
+
+    protected ReportChannel(Lease lease) {
+        this.lease = lease;
+    }
 
     /** Remember what a report carried, before it is offered. */
     void reported(String topic, int partition, long nextUpstream) {
@@ -31,6 +40,11 @@ abstract class ReportChannel {
     /** Whether the query is stopping: a writer opened now writes nothing. */
     boolean isClosed() {
         return closed;
+    }
+
+    /** Whether the query's lease has expired: its writers send nothing until it is renewed or they stop. */
+    boolean leaseExpired() {
+        return lease.expired();
     }
 
     /** A writer of this query started a task. */
