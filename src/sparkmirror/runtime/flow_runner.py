@@ -194,7 +194,7 @@ class FlowRunner:
         return QueryRequest(self.flow, offsets, remote, {t: i for t, i in self.topic_ids.items() if t in remote and i},
                             {t: int(v) for t, v in limits.items()}, checkpoint,
                             f"{self.flow.name}#{id(self)}#{self._generation}", self._on_batch, self.until_caught_up,
-                            self.slots_in_use(self), self.control.exactly_once)
+                            self.slots_in_use(self), self.control.exactly_once, lease_ms=self.lease_ms)
 
     def trigger(self) -> options.TriggerSpec:
         return trigger_of(self.flow)
