@@ -95,7 +95,7 @@ def test_a_second_process_stands_by_and_takes_over_within_20_s_of_a_kill(cluster
     # at least once: what the killed process wrote after its last committed report (every 500 ms) comes again,
     # at most a micro-batch in flight here; never the whole copy again
     assert duplicates <= PER_BATCH, f"{duplicates} duplicates"
-    print(f"takeover {takeover_s:.1f} s, {duplicates} duplicates")  # noqa: T201 - a figure for the note
+    print(f"takeover {takeover_s:.1f} s, {duplicates} duplicates")
 
 
 def test_a_paused_process_writes_nothing_once_its_flow_runs_elsewhere(clusters, start_cli, tmp_path, unique):
@@ -125,4 +125,4 @@ def test_a_paused_process_writes_nothing_once_its_flow_runs_elsewhere(clusters, 
     duplicates = sum(on_b.values()) - len(on_b)
     assert duplicates <= PER_BATCH, f"{duplicates} duplicates"
     assert first.poll() is None and second.poll() is None
-    print(f"{duplicates} duplicates after a 30 s pause")  # noqa: T201 - a figure for the note
+    print(f"{duplicates} duplicates after a 30 s pause")

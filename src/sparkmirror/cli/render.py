@@ -104,7 +104,8 @@ def topic_plan(flow: FlowConfig, plan: TopicPlan) -> list[str]:
 
 def acl_plan(flow: FlowConfig, preview: AclPreview) -> list[str]:
     """The topic ACLs ACL sync would give the target: each marked create or exists, then the source ACLs it
-    leaves out and why. Deletions depend on the ledger of a running flow's state dir, so none are shown."""
+    leaves out and why. Deletions depend on the flow's ledger on the target, which plan does not read, so none
+    are shown."""
     head = f"flow {flow.name}: topic ACLs"
     if not preview.source_authorizer:
         return [f"{head}: none synced, cluster {flow.source} has no ACL authorizer"]

@@ -26,6 +26,7 @@ from sparkmirror.policy.plugged import (
 from sparkmirror.policy.replication import ReplicationPolicy, policy_for
 
 STARTING_OFFSETS = ("earliest", "latest")  # the auto.offset.reset values that can start a flow
+ACL_LEDGER_TOPIC = "__sparkmirror-acl-ledger"
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +210,13 @@ class FlowConfig:
         return self.policy.heartbeats_topic()
 
     @property
+    def acl_ledger_topic(self) -> str:
+        """The target's record of the topic ACLs sparkmirror's flows created there (control/acl_ledger.py): one
+        compacted partition shared by every flow into the target, a record per flow. `__` keeps it out of every
+        flow's replication; its replication factor is the checkpoints topic's, sparkmirror's other state there."""
+        return ACL_LEDGER_TOPIC
+
+    @property
     def topic_filter(self) -> TopicFilter | PluggedTopicFilter:
         """`topics` and `topics.exclude`, or the file's `topic.filter.class`."""
         custom = self._custom("TopicFilter")
@@ -235,7 +243,8 @@ class FlowConfig:
         """The clients the control plane builds with librdkafka for this flow as configured, so whose
         translation must work: both admins, the offset-syncs and heartbeats producers when those jobs are on,
         the checkpointer's offset-syncs reader, checkpoints reader and writer (the target producer) when it is on,
-        and the source consumer in Real-Time Mode (it checks what lies before the end of a partition)."""
+        the ACL ledger's reader and writer (the same target consumer and producer) when ACL sync is on, and the
+        source consumer in Real-Time Mode (it checks what lies before the end of a partition)."""
         clients = [self.source_admin, self.target_admin]
         if self.emit_offset_syncs_enabled:
             clients.append(self.offset_syncs_producer)
@@ -243,9 +252,11 @@ class FlowConfig:
             clients.append(self.heartbeats_producer)
         if self.checkpoints_enabled:
             clients += [self.offset_syncs_consumer, self.target_consumer, self.target_producer]
+        if self.sync_topic_acls.enabled:
+            clients += [self.target_consumer, self.target_producer]
         if self.trigger_mode == keys.TRIGGER_MODES[1]:
             clients.append(self.source_consumer)
-        return tuple({id(c): c for c in clients}.values())  # the source consumer may be listed twice
+        return tuple({id(c): c for c in clients}.values())  # a client may be listed twice
 
 
 def reset_policy(consumer_settings: Mapping[str, str], describe: Callable[[str], str] = str) -> str:

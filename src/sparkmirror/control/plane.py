@@ -1,9 +1,9 @@
 """FlowControl: the control plane of one flow, every periodic job of it except the query's own refresh.
 
 It owns the flow's internal topics and the clients its jobs use, all obtained from one `Clients` port:
-the offset-syncs writer (fed by the record path's reports), heartbeats, topic config and ACL sync,
-checkpoints and group offset sync. A new control job is a method here plus a row in `jobs()`; its pure
-decision goes beside the others in control/ or offsets/.
+the offset-syncs writer (fed by the record path's reports), heartbeats, topic config and ACL sync (with its
+ledger on the target, control/acl_ledger.py), checkpoints and group offset sync. A new control job is a method
+here plus a row in `jobs()`; its pure decision goes beside the others in control/ or offsets/.
 """
 
 from __future__ import annotations
@@ -16,12 +16,21 @@ from dataclasses import dataclass
 from sparkmirror.config import keys
 from sparkmirror.config.flow_settings import Schedule
 from sparkmirror.config.model import FlowConfig
-from sparkmirror.control.acl_sync import AclSync, MemoryLedger
+from sparkmirror.control.acl_ledger import TopicAclLedger
+from sparkmirror.control.acl_sync import AclSync
 from sparkmirror.control.checkpointer import Checkpointer
 from sparkmirror.control.config_sync import sync_topic_configs
 from sparkmirror.control.heartbeats import HeartbeatEmitter
 from sparkmirror.control.lag_meter import LagMeter, Positions
-from sparkmirror.control.ports import AclLedger, Clients, GroupAdmin, GroupOffsets, LogWriter, TopicAdmin
+from sparkmirror.control.ports import (
+    AclLedger,
+    Clients,
+    FormerAclLedger,
+    GroupAdmin,
+    GroupOffsets,
+    LogWriter,
+    TopicAdmin,
+)
 from sparkmirror.control.topic_sync import create_internal_topic
 from sparkmirror.errors import AdminOperationError
 from sparkmirror.model import PartitionSummary
@@ -42,11 +51,16 @@ class Job:
 
 
 class FlowControl:
-    """Called from the supervisor's thread, except `write_offset_syncs` (the record path's report thread)."""
+    """Called from the supervisor's thread, except `write_offset_syncs` (the record path's report thread).
+
+    ACL sync's ledger is `acl_ledger` if given (tests), else the target's ledger topic, which takes over
+    `former_acl_ledger` (the state dir's file of earlier versions) once.
+    """
 
     def __init__(self, flow: FlowConfig, source: TopicAdmin, target: TopicAdmin, clients: Clients,
                  remote_topics: Callable[[], Mapping[str, str]], positions: Positions = lambda: ({}, {}),
-                 clock: Callable[[], float] = time.time, acl_ledger: AclLedger | None = None) -> None:
+                 clock: Callable[[], float] = time.time, acl_ledger: AclLedger | None = None,
+                 former_acl_ledger: FormerAclLedger | None = None) -> None:
         self.flow = flow
         self.source = source
         self.target = target
@@ -57,7 +71,8 @@ class FlowControl:
         self.checkpointer: Checkpointer | None = None
         self.exactly_once = False  # decided by start(): transactions asked for and possible on the target
         self._positions_groups: GroupAdmin | None = None
-        self.acls = AclSync(lambda: self.flow, source, target, acl_ledger or MemoryLedger(), remote_topics)
+        self._acl_ledger = TopicAclLedger(lambda: self.flow, target, clients, former_acl_ledger)
+        self.acls = AclSync(lambda: self.flow, source, target, acl_ledger or self._acl_ledger, remote_topics)
         # An admin client of its own: the lag meter runs on another thread than the other jobs' clients.
         self.lag = LagMeter(flow, clients.admin(flow.source, {**flow.source_admin.rdkafka,
                                                                "client.id": "sparkmirror-lag"}), clients, positions)
@@ -182,7 +197,7 @@ class FlowControl:
         return self.checkpointer
 
     def close(self) -> None:
-        """Flush and close the clients (offset syncs, heartbeats, checkpoints)."""
-        for writer in (self._syncs_writer, self.heartbeats, self.checkpointer):
+        """Flush and close the clients (offset syncs, heartbeats, checkpoints, the ACL ledger)."""
+        for writer in (self._syncs_writer, self.heartbeats, self.checkpointer, self._acl_ledger):
             if writer is not None:
                 writer.close()

@@ -52,12 +52,25 @@ class TopicAdmin(Protocol):
 
 
 class AclLedger(Protocol):
-    """The topic ACLs sparkmirror created on a flow's target (runtime/state.py keeps them in the state dir):
+    """The topic ACLs sparkmirror created on a flow's target (control/acl_ledger.py keeps them in a topic there):
     ACL sync deletes only these."""
 
     def load(self) -> frozenset[TopicAcl]: ...
 
     def save(self, acls: frozenset[TopicAcl]) -> None: ...
+
+
+class FormerAclLedger(Protocol):
+    """Where earlier versions kept a flow's ACL ledger (runtime/state.AclLedgerFile: the state dir's
+    created-acls.json), taken over once by control/acl_ledger.TopicAclLedger."""
+
+    def load(self) -> frozenset[TopicAcl] | None:
+        """What it holds; None when there is nothing to take over."""
+        ...
+
+    def retire(self) -> str:
+        """Keep it from being taken over again; says what became of it, for the log."""
+        ...
 
 
 class GroupState(Protocol):

@@ -54,9 +54,11 @@ class InternalTopicWriter:
                                       f"acknowledged within {FLUSH_TIMEOUT_S:.0f} s") from None
 
     def _error(self, topic: str, failure: KafkaError | KafkaException) -> AdminOperationError:
+        grant = f"Grant WRITE on '{topic}' to the principal used for cluster '{self.alias}'"
+        # A principal with WRITE on no topic at all is refused the idempotent producer's id (KIP-679) first.
         return operation_error(self.alias, f"write to '{topic}'", failure, {
-            KafkaError.TOPIC_AUTHORIZATION_FAILED:
-                f"Grant WRITE on '{topic}' to the principal used for cluster '{self.alias}'"})
+            KafkaError.TOPIC_AUTHORIZATION_FAILED: grant,
+            KafkaError.CLUSTER_AUTHORIZATION_FAILED: f"{grant} (or IDEMPOTENT_WRITE on the cluster)"})
 
     def close(self) -> None:
         self._producer.close(FLUSH_TIMEOUT_S)

@@ -61,7 +61,7 @@ class FlowRunner:
         self.slots_in_use = slots_in_use  # Real-Time Mode task slots held by the process's other flows
         self.control = FlowControl(flow, source, target, clients,
                                    lambda: dict(self.plan.remote_topics) if self.plan is not None else {},
-                                   self._read_positions, acl_ledger=AclLedgerFile(state_dir / ACL_LEDGER_FILE))
+                                   self._read_positions, former_acl_ledger=AclLedgerFile(state_dir / ACL_LEDGER_FILE))
         self._flow = flow
         self.progress = FlowProgress(flow.name)
         self.plan: TopicPlan | None = None

@@ -1,5 +1,5 @@
-"""The state dir on disk: checked before anything runs, and the one place positions files (and the ACL ledger)
-are read and written.
+"""The state dir on disk: checked before anything runs, and the one place positions files are read and written
+(and the ACL ledger files of earlier versions read once, to be taken over into Kafka).
 
 Each problem is a `StateError` of one line: the path, what is wrong, then the fix. The check runs before
 any cluster is contacted, so a bad `--state-dir` never surfaces after a batch was replicated whose
@@ -8,7 +8,6 @@ positions could not be kept.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import tempfile
@@ -16,11 +15,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from sparkmirror.control import positions as pos
+from sparkmirror.control.acl_ledger import AclLedgerFormatError, decode_ledger
 from sparkmirror.errors import StateError
 from sparkmirror.model import TopicAcl
 
 POSITIONS_FILE = "positions.json"
-ACL_LEDGER_FILE = "created-acls.json"
+ACL_LEDGER_FILE = "created-acls.json"  # where versions before the Kafka ledger kept it: taken over once
+MIGRATED_SUFFIX = ".migrated"
 _ANOTHER_DIR = "choose another --state-dir"
 _AFRESH = "restore it, or delete it to replicate the flow afresh from auto.offset.reset"
 
@@ -75,31 +76,36 @@ def write_positions(path: Path, positions: Mapping[str, pos.TopicPosition]) -> N
 
 
 class AclLedgerFile:
-    """The topic ACLs sparkmirror created on a flow's target (control/ports.AclLedger), in the flow's dir.
-
-    Without it (a new state dir) sparkmirror deletes none of the ACLs it created before: the safe side.
+    """Where versions before the Kafka ledger (control/acl_ledger.py) kept a flow's topic ACL ledger: its dir's
+    created-acls.json (control/ports.FormerAclLedger), taken over once, then renamed to created-acls.json.migrated.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def load(self) -> frozenset[TopicAcl]:
+    def load(self) -> frozenset[TopicAcl] | None:
+        """The ACLs the file lists; None when there is no file."""
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return frozenset()
+            return None
         except (OSError, UnicodeDecodeError) as exc:
             raise StateError(f"{self.path}: cannot read it ({exc}); {_LEDGER_FIX}") from exc
         try:
-            document = json.loads(text)
-            return frozenset(TopicAcl(**entry) for entry in document["created_acls"])
-        except (ValueError, KeyError, TypeError) as exc:
+            return decode_ledger(text)
+        except AclLedgerFormatError as exc:
             raise StateError(f"{self.path}: not an ACL ledger ({exc}); {_LEDGER_FIX}") from exc
 
-    def save(self, acls: frozenset[TopicAcl]) -> None:
-        entries = [dataclasses.asdict(acl) for acl in sorted(acls)]
-        _replace(self.path, json.dumps({"created_acls": entries}, indent=1),
-                 "ACL sync retries on its next run")
+    def retire(self) -> str:
+        """Rename the file to `<name>.migrated`, so it is never taken over again."""
+        retired = self.path.with_name(f"{self.path.name}{MIGRATED_SUFFIX}")
+        try:
+            os.replace(self.path, retired)
+        except OSError as exc:
+            raise _os_error(self.path, exc, f"cannot rename it to {retired.name}",
+                            f"give this user write access to {self.path.parent}, or delete it (its ACLs are in "
+                            f"Kafka now)") from exc
+        return f"{self.path} renamed to {retired.name}"
 
 
 _LEDGER_FIX = ("delete it (sparkmirror then deletes none of the topic ACLs it created before; it creates what "

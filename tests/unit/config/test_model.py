@@ -71,7 +71,11 @@ def test_the_clients_librdkafka_builds_depend_on_the_jobs_that_are_on():
         syncs_on_target.target_consumer, syncs_on_target.target_producer, syncs_on_target.source_consumer)
     quiet = load(TWO + "emit.offset-syncs.enabled = false\nemit.checkpoints.enabled = false\n"
                        "emit.heartbeats.enabled = false\nsparkmirror.trigger.mode = real-time\n").flow("a", "b")
-    assert quiet.rdkafka_clients == (quiet.source_admin, quiet.target_admin, quiet.source_consumer)
+    assert quiet.rdkafka_clients == (quiet.source_admin, quiet.target_admin, quiet.target_consumer,
+                                     quiet.target_producer, quiet.source_consumer)  # the ACL ledger's reader, writer
+    no_acl_sync = load(TWO + "emit.offset-syncs.enabled = false\nemit.checkpoints.enabled = false\n"
+                             "emit.heartbeats.enabled = false\nsync.topic.acls.enabled = false\n").flow("a", "b")
+    assert no_acl_sync.rdkafka_clients == (no_acl_sync.source_admin, no_acl_sync.target_admin)
 
 
 def test_clients_carry_their_role_and_translation():

@@ -133,3 +133,33 @@ def test_a_topic_the_principal_may_not_describe_is_a_failure_not_an_empty_topic(
     reader = InternalTopicReader("B", {"bootstrap.servers": "127.0.0.1:1"}, "A.checkpoints.internal")
     with pytest.raises(AdminOperationError, match="Grant READ and DESCRIBE on 'A.checkpoints.internal'"):
         reader.read_new(5.0)
+
+
+class RefusingProducer:
+    """An AcknowledgedProducer whose every write the broker refuses with `code`."""
+
+    code = KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+    def __init__(self, *_args: object, **_kwargs: object) -> None:
+        pass
+
+    def write(self, _topic: str, messages, _timeout_s: float) -> int:
+        list(messages)
+        raise internal_log.DeliveryFailed([KafkaError(self.code)], 0, 30.0)
+
+
+@pytest.mark.parametrize(("code", "grant"), [
+    (KafkaError.TOPIC_AUTHORIZATION_FAILED, "Grant WRITE on '__sparkmirror-acl-ledger' to the principal used for "
+                                            "cluster 'B'$"),
+    # no WRITE on any topic: the idempotent producer is refused its producer id before the topic is asked
+    (KafkaError.CLUSTER_AUTHORIZATION_FAILED, "Grant WRITE on '__sparkmirror-acl-ledger' to the principal used for "
+                                              r"cluster 'B' \(or IDEMPOTENT_WRITE on the cluster\)$"),
+])
+def test_a_refused_write_names_the_topic_the_cluster_and_the_grant(monkeypatch: pytest.MonkeyPatch, code: int,
+                                                                   grant: str) -> None:
+    monkeypatch.setattr(internal_log, "AcknowledgedProducer", RefusingProducer)
+    monkeypatch.setattr(RefusingProducer, "code", code)
+    writer = internal_log.InternalTopicWriter("B", {"bootstrap.servers": "127.0.0.1:1"})
+    with pytest.raises(AdminOperationError, match=f"^write to '__sparkmirror-acl-ledger' on cluster 'B' failed: "
+                                                  f".*{KafkaError(code).name()}.*{grant}"):
+        writer.write("__sparkmirror-acl-ledger", [(b"A->B", b"{}")])

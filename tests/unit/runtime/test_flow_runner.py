@@ -123,3 +123,21 @@ def test_at_least_once_never_takes_over_transactions(tmp_path):
     run.start()
     assert engine.take_overs == 0
     assert dict(engine.queries[-1].request.offsets["orders"]) == {0: 0}
+
+
+def test_acl_sync_takes_over_the_ledger_file_an_earlier_version_left_in_the_flows_dir(tmp_path):
+    from sparkmirror.control.acl_ledger import decode_ledger
+    from sparkmirror.model import TopicAcl
+
+    made = TopicAcl("LITERAL", "A.orders", "User:app", "*", "READ", "ALLOW")
+    (tmp_path / "created-acls.json").write_text(json.dumps({"created_acls": [
+        {"pattern_type": "LITERAL", "name": "A.orders", "principal": "User:app", "host": "*", "operation": "READ",
+         "permission": "ALLOW"}]}))
+    run, a, b, _ = runner(tmp_path)
+    a.add_topic("orders", 1)
+    a.acls, b.acls = set(), {made}  # the source no longer grants it: the ledger says sparkmirror made it
+    run.start()
+    assert run.control.acls.sync().delete == {made} and b.acls == set()
+    assert [(r.key, decode_ledger(r.value)) for r in b.logs["__sparkmirror-acl-ledger"]] == [
+        (b"A->B", {made}), (b"A->B", frozenset())]
+    assert sorted(p.name for p in tmp_path.glob("created-acls.json*")) == ["created-acls.json.migrated"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import re
 from pathlib import Path
@@ -207,15 +209,19 @@ def test_the_supervisor_checks_the_state_before_building_any_flow(tmp_path, monk
         Supervisor(load_config(properties), tmp_path / "state")
 
 
-def test_the_acl_ledger_round_trips_and_starts_empty(tmp_path: Path):
+def test_the_acl_ledger_file_of_earlier_versions_is_read_then_renamed(tmp_path: Path):
     from sparkmirror.model import TopicAcl
 
     ledger = state.AclLedgerFile(tmp_path / "A->B" / state.ACL_LEDGER_FILE)
-    assert ledger.load() == frozenset()
+    assert ledger.load() is None  # no file: nothing to take over
     acls = frozenset({TopicAcl("LITERAL", "A.orders", "User:app", "*", "READ", "ALLOW"),
                       TopicAcl("PREFIXED", "A.ord", "User:ops", "10.0.0.1", "DESCRIBE", "DENY")})
-    ledger.save(acls)
-    assert state.AclLedgerFile(ledger.path).load() == acls
+    ledger.path.parent.mkdir()
+    ledger.path.write_text(json.dumps({"created_acls": [dataclasses.asdict(a) for a in sorted(acls)]}, indent=1))
+    assert ledger.load() == acls
+    assert ledger.retire() == f"{ledger.path} renamed to created-acls.json.migrated"
+    assert ledger.load() is None
+    assert state.AclLedgerFile(ledger.path.with_name("created-acls.json.migrated")).load() == acls
 
 
 def test_a_damaged_acl_ledger_is_one_line_naming_the_file_and_the_fix(tmp_path: Path):

@@ -103,7 +103,8 @@ def test_shutdown_stops_queries_then_clients_then_the_engine(tmp_path):
     assert [s.state for s in sup.status().flows] == ["stopped", "stopped"]
 
 
-def test_acl_sync_runs_at_start_as_mm2_schedules_it_and_keeps_its_ledger_in_the_flows_state_dir(tmp_path):
+def test_acl_sync_runs_at_start_as_mm2_schedules_it_and_keeps_its_ledger_on_the_target(tmp_path):
+    from sparkmirror.control.acl_ledger import decode_ledger
     from sparkmirror.model import TopicAcl
     from sparkmirror.runtime.state import ACL_LEDGER_FILE
 
@@ -117,8 +118,9 @@ def test_acl_sync_runs_at_start_as_mm2_schedules_it_and_keeps_its_ledger_in_the_
         sup.stop()
     remote = TopicAcl("LITERAL", "A.a-orders", "User:app", "*", "READ", "ALLOW")
     assert clusters["B"].acls == {remote}
-    (ledger,) = tmp_path.rglob(ACL_LEDGER_FILE)
-    assert "A.a-orders" in ledger.read_text()
+    (record,) = clusters["B"].logs["__sparkmirror-acl-ledger"]
+    assert (record.key, decode_ledger(record.value)) == (b"A->B", {remote})
+    assert not list(tmp_path.rglob(ACL_LEDGER_FILE)), "the state dir holds no ledger"
 
 
 def _beats(cluster) -> set[tuple[str, str]]:
