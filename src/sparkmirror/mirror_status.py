@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from sparkmirror.config.mm2 import MirrorMakerConfig, load_config
 from sparkmirror.config.model import FlowConfig
-from sparkmirror.errors import ClusterUnreachableError, ConfigError
+from sparkmirror.control.coordination import plan_coordination
+from sparkmirror.errors import ClusterUnreachableError, ConfigError, SparkmirrorError
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.internal_log import read_internal_topic
+from sparkmirror.kafka.membership import group_members
 from sparkmirror.kafka.records import oldest_records
 from sparkmirror.offsets.codec import Checkpoint, OffsetCodecError, decode_checkpoint
 from sparkmirror.offsets.flow_report import (
@@ -173,5 +176,20 @@ def read_status(config: MirrorMakerConfig | str | Path, flows: Sequence[FlowConf
     """The report of `flows` (default: the enabled flows of `config`), each cluster probed once."""
     cfg = config if isinstance(config, MirrorMakerConfig) else load_config(config)
     clusters = _Clusters()
-    return StatusReport(tuple(flow_status(flow, clusters) for flow in
-                              (cfg.enabled_flows() if flows is None else flows)))
+    reports = tuple(flow_status(flow, clusters) for flow in (cfg.enabled_flows() if flows is None else flows))
+    owners = _owners(cfg, clusters)
+    if owners is not None:
+        reports = tuple(replace(r, runs_in=owners.get(r.flow, "")) for r in reports)
+    return StatusReport(reports)
+
+
+def _owners(config: MirrorMakerConfig, clusters: _Clusters) -> dict[str, str] | None:
+    """flow -> the process that runs it, from the file's coordination group; None when it cannot be read."""
+    plan = plan_coordination(config, None)
+    if plan is None or not clusters.reachable(plan.cluster, plan.settings):
+        return None
+    try:
+        members = group_members(plan.cluster, plan.settings, plan.group, PROBE_TIMEOUT_S)
+    except SparkmirrorError:
+        return None
+    return {unit: member.client_id for unit, member in plan.owners(members).items()}

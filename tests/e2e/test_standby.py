@@ -13,6 +13,8 @@ import time
 import urllib.request
 from collections import Counter
 
+import pytest
+
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.testing.kafka_cluster import free_port
 from sparkmirror.testing.records import read_all
@@ -25,6 +27,7 @@ PER_BATCH = 600
 TAKEOVER_LIMIT_S = 20  # the bound: a standby writes within 20 s of the kill
 START_S = 180
 PAUSE_S = 30
+EXACTLY_ONCE = "A->B.exactly.once.support = required\n"
 
 
 def api_status(port: int) -> dict:
@@ -58,11 +61,13 @@ def target_records(clusters, topic: str) -> Counter:
                    for r in records)
 
 
-def test_a_second_process_stands_by_and_takes_over_within_20_s_of_a_kill(clusters, start_cli, tmp_path, unique):
+@pytest.mark.parametrize("once", [False, True], ids=["at-least-once", "exactly-once"])
+def test_a_second_process_stands_by_and_takes_over_within_20_s_of_a_kill(clusters, start_cli, tmp_path, unique,
+                                                                          once):
     topic = f"standby-{unique}"
     sent = backlog(clusters.source, topic, PARTITIONS, RECORDS, unique)
     config = write_config(tmp_path / "mm2.properties", clusters.source, clusters.target, topic,
-                          f"sparkmirror.max.offsets.per.trigger = {PER_BATCH}\n")
+                          f"sparkmirror.max.offsets.per.trigger = {PER_BATCH}\n" + (EXACTLY_ONCE if once else ""))
     target = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
     first, second, ports = start_pair(start_cli, tmp_path, config)
 
@@ -93,16 +98,17 @@ def test_a_second_process_stands_by_and_takes_over_within_20_s_of_a_kill(cluster
     assert expected <= set(on_b), f"{len(expected - set(on_b))} records lost"
     duplicates = sum(on_b.values()) - len(on_b)
     # at least once: what the killed process wrote after its last committed report (every 500 ms) comes again,
-    # at most a micro-batch in flight here; never the whole copy again
-    assert duplicates <= PER_BATCH, f"{duplicates} duplicates"
+    # at most a micro-batch in flight here; never the whole copy again. Exactly once: none, for read_committed.
+    assert duplicates <= (0 if once else PER_BATCH), f"{duplicates} duplicates"
     print(f"takeover {takeover_s:.1f} s, {duplicates} duplicates")
 
 
-def test_a_paused_process_writes_nothing_once_its_flow_runs_elsewhere(clusters, start_cli, tmp_path, unique):
+@pytest.mark.parametrize("once", [False, True], ids=["at-least-once", "exactly-once"])
+def test_a_paused_process_writes_nothing_once_its_flow_runs_elsewhere(clusters, start_cli, tmp_path, unique, once):
     topic = f"paused-{unique}"
     sent = backlog(clusters.source, topic, PARTITIONS, RECORDS, unique)
     config = write_config(tmp_path / "mm2.properties", clusters.source, clusters.target, topic,
-                          f"sparkmirror.max.offsets.per.trigger = {PER_BATCH}\n")
+                          f"sparkmirror.max.offsets.per.trigger = {PER_BATCH}\n" + (EXACTLY_ONCE if once else ""))
     target = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
     first, second, ports = start_pair(start_cli, tmp_path, config)
     wait_for(lambda: copied(target, f"A.{topic}") > 2 * PER_BATCH, START_S, "the copy to be under way", first)
@@ -123,6 +129,6 @@ def test_a_paused_process_writes_nothing_once_its_flow_runs_elsewhere(clusters, 
     expected = {(r.partition, r.value) for r in sent}
     assert expected <= set(on_b), f"{len(expected - set(on_b))} records lost"
     duplicates = sum(on_b.values()) - len(on_b)
-    assert duplicates <= PER_BATCH, f"{duplicates} duplicates"
+    assert duplicates <= (0 if once else PER_BATCH), f"{duplicates} duplicates"
     assert first.poll() is None and second.poll() is None
     print(f"{duplicates} duplicates after a 30 s pause")

@@ -37,8 +37,10 @@ def flow_lines(flow: FlowReport) -> list[str]:
     """One flow: its state and lag, a row per source partition, then its groups' latest checkpoints."""
     lag = ("lag unknown" if flow.lag_records is None
            else f"lag {flow.lag_records} records, {_seconds(flow.lag_seconds)} s")
+    runs = ("" if flow.runs_in is None else f"; runs in {flow.runs_in}" if flow.runs_in
+            else "; no sparkmirror process runs it")
     lines = [f"flow {flow.flow}: {flow.state}; {lag}; {flow.throughput:.1f} records/s "
-             f"(measured {_when(flow.measured_ms)})"]
+             f"(measured {_when(flow.measured_ms)}){runs}"]
     lines += [f"  unreachable: {u.error}" for u in flow.unreachable]
     header = ("topic", "partition", "state", "end", "replicated to", "lag", "lag s", "records/s", "last offset sync")
     rows = [(p.topic, str(p.partition), p.state, _cell(p.end_offset), _cell(p.position), _cell(p.lag_records),

@@ -35,6 +35,8 @@ GroupOffsets = dict[tuple[str, int], tuple[int, str]]
 # What Kafka 4.3 answers an admin offset commit (no member id, generation -1) for a group with members, for
 # classic and consumer-protocol groups alike (GroupMetadataManager only accepts such commits while EMPTY).
 _GROUP_HAS_MEMBERS = KafkaError.UNKNOWN_MEMBER_ID
+_COORDINATOR_MOVING = frozenset({KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE,
+                                 KafkaError.COORDINATOR_LOAD_IN_PROGRESS})
 _UNSUPPORTED_CODES = frozenset({KafkaError._UNSUPPORTED_FEATURE, KafkaError.UNSUPPORTED_VERSION})
 # Share and streams groups have no consumer offsets to mirror.
 _CONSUMER_GROUP_TYPES = {ConsumerGroupType.CLASSIC, ConsumerGroupType.CONSUMER}
@@ -123,12 +125,17 @@ class ConsumerGroups(AdminConnection):
         # keys every librdkafka client takes (and security), so a consumer takes them all without a warning.
         consumer = Consumer({**self._conf, "group.id": group, **_OFFSET_READER})
         try:
-            try:
-                return consumer.committed([TopicPartition(topic, partition) for topic, partition in asked],
-                                          timeout=max(0.0, deadline - time.monotonic()))
-            except KafkaException:
-                consumer.poll(0)  # serves error_cb and the logger: a refused login, a protocol mismatch
-                raise
+            while True:
+                try:
+                    return consumer.committed([TopicPartition(topic, partition) for topic, partition in asked],
+                                              timeout=max(0.0, deadline - time.monotonic()))
+                except KafkaException as exc:
+                    consumer.poll(0)  # serves error_cb and the logger: a refused login, a protocol mismatch
+                    err = kafka_error(exc)
+                    # A coordinator that moves or is still loading (a new cluster's first group): ask again.
+                    if err is None or err.code() not in _COORDINATOR_MOVING or time.monotonic() + 0.2 > deadline:
+                        raise
+                    time.sleep(0.2)
         finally:
             consumer.close()
 

@@ -88,23 +88,8 @@ class GroupMembership:
 
     def members(self, timeout_s: float = CALL_TIMEOUT_S) -> list[Member]:
         """The group's members and the partitions each holds, as the coordinator knows them now."""
-        admin = self._admin = self._admin or AdminClient({k: v for k, v in self._settings.items()
-                                                          if k != "client.id"} | {"client.id": self.client_id})
-        future = admin.describe_consumer_groups([self.group], request_timeout=timeout_s)[self.group]
-        try:
-            description = future.result(timeout=timeout_s + 1)
-        except KafkaException as exc:
-            raise operation_error(self.alias, f"describe coordination group '{self.group}'", exc) from None
-        except TimeoutError:
-            raise AdminOperationError(self.alias, f"describe coordination group '{self.group}'",
-                                      f"no answer within {timeout_s:.0f} s") from None
-        out = []
-        for member in description.members or ():
-            assignment = getattr(member, "assignment", None)
-            tps = getattr(assignment, "topic_partitions", None) or ()
-            out.append(Member(member.member_id, member.client_id, member.host,
-                              tuple(tp.partition for tp in tps if tp.topic == self.group)))
-        return out
+        self._admin = self._admin or AdminClient({**self._settings, "client.id": self.client_id})
+        return describe_members(self._admin, self.alias, self.group, timeout_s)
 
     def close(self) -> None:
         """Leave the group (its partitions go to the others at once) and release the clients."""
@@ -112,3 +97,28 @@ class GroupMembership:
         if consumer is not None:
             consumer.close()
         self._admin = None
+
+
+def describe_members(admin: AdminClient, alias: str, group: str, timeout_s: float = CALL_TIMEOUT_S) -> list[Member]:
+    """The members of coordination group `group` on cluster `alias` and the partitions of its topic each holds."""
+    future = admin.describe_consumer_groups([group], request_timeout=timeout_s)[group]
+    try:
+        description = future.result(timeout=timeout_s + 1)
+    except KafkaException as exc:
+        raise operation_error(alias, f"describe coordination group '{group}'", exc) from None
+    except TimeoutError:
+        raise AdminOperationError(alias, f"describe coordination group '{group}'",
+                                  f"no answer within {timeout_s:.0f} s") from None
+    out = []
+    for member in description.members or ():
+        assignment = getattr(member, "assignment", None)
+        tps = getattr(assignment, "topic_partitions", None) or ()
+        out.append(Member(member.member_id, member.client_id, member.host,
+                          tuple(tp.partition for tp in tps if tp.topic == group)))
+    return out
+
+
+def group_members(alias: str, settings: Mapping[str, str], group: str, timeout_s: float = CALL_TIMEOUT_S
+                  ) -> list[Member]:
+    """describe_members with a client of its own (`sparkmirror status`, which is no member)."""
+    return describe_members(AdminClient(dict(settings)), alias, group, timeout_s)

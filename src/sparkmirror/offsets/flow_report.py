@@ -91,6 +91,8 @@ class FlowReport:
     groups: tuple[GroupCheckpoints, ...]
     unreachable: tuple[Unreachable, ...] = ()
     notes: tuple[str, ...] = ()
+    # the sparkmirror process that runs the flow, as its file's coordination group says ("" none; None unknown)
+    runs_in: str | None = None
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -109,6 +109,7 @@ class Ownership:
         self._held_until = 0.0
         self._awaiting_stop: set[str] = set()  # revoked, the supervisor has not stopped them yet
         self._joined = threading.Event()
+        self._rebalanced = threading.Event()  # the group changed: read its members again at the next tick
         self._stop = threading.Event()
         self._closing = False
         self._members: tuple[Member, ...] = ()
@@ -191,6 +192,7 @@ class Ownership:
     # -- the group's callbacks (on this class's thread, inside poll) -------------------------------------
     def _assigned(self, partitions: set[int]) -> None:
         units = self.plan.units_of(partitions)
+        self._rebalanced.set()
         with self._lock:
             new = units - self._owned
             self._owned |= units
@@ -221,6 +223,7 @@ class Ownership:
         self._lose(self.plan.units_of(partitions), "lost: this process's session in the group expired")
 
     def _lose(self, units: set[str], why: str) -> None:
+        self._rebalanced.set()
         with self._lock:
             gone = units & self._owned
             self._owned -= gone
@@ -250,7 +253,8 @@ class Ownership:
                 now = self._tick(hold_s)
                 self._release_held(now)
                 self._renew_leases()
-                if now - described >= DESCRIBE_INTERVAL_S:
+                if now - described >= DESCRIBE_INTERVAL_S or self._rebalanced.is_set():
+                    self._rebalanced.clear()
                     described = now
                     self._describe(membership)
         finally:
