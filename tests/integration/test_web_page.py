@@ -36,8 +36,9 @@ def _job(name: str, runs: int, failures: int = 0, in_a_row: int = 0, error: str 
 
 
 def _flow(source: str, target: str, state: str, lag_records: int | None, lag_seconds: float | None,
-          rate: float | None, partitions: Sequence[dict] = (), jobs: Sequence[dict] = ()) -> dict:
-    return {"name": f"{source}->{target}", "source": source, "target": target, "state": state,
+          rate: float | None, partitions: Sequence[dict] = (), jobs: Sequence[dict] = (),
+          owner: str | None = None) -> dict:
+    return {"name": f"{source}->{target}", "source": source, "target": target, "state": state, "owner": owner,
             "failure": "the query failed: target C unreachable" if state == "failed" else None,
             "records": 1200, "bytes": 50000, "records_per_s": rate, "bytes_per_s": None if rate is None else rate * 40,
             "lag_records": lag_records, "lag_seconds": lag_seconds, "rpo_records": lag_records,
@@ -193,6 +194,19 @@ def test_page_says_connection_lost_and_keeps_the_last_status(serve, tmp_path):
     assert view.connection == "lost" and view.updates == 1
     assert view.edges["A->C"]["lag_records"] == 48000  # the last status read stays on screen
     assert view.updated_time_ms == STATUS["time_ms"]
+
+
+def test_page_says_which_flows_another_process_runs(serve, tmp_path):
+    status = {"time_ms": 1_700_000_000_000, "clusters": ["A", "B"], "process": "sparkmirror-h1-3",
+              "coordinated": True, "flows": [
+                  _flow("A", "B", "running", 0, 0.0, 400.0, owner="sparkmirror-h1-3"),
+                  _flow("B", "A", "standby", None, None, None, owner="sparkmirror-h2-7")]}
+    dom = render(serve(status).url, tmp_path / "standby.png", budget_ms=2000)
+    view = read_web_view(dom)
+    assert view.flows["B->A"]["state"] == "standby" and view.flows["B->A"]["owner"] == "sparkmirror-h2-7"
+    assert view.edges["B->A"]["state"] == "standby"
+    assert "(1 running, 1 standby)" in dom and "process sparkmirror-h1-3" in dom
+    assert "B-&gt;A (standby in sparkmirror-h2-7)" in dom  # the arrow's tooltip
 
 
 def test_page_is_self_contained():

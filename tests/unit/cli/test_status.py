@@ -31,3 +31,13 @@ def test_text_names_a_cluster_that_did_not_answer():
     assert "unreachable: cluster 'A' is unreachable" in text
     assert "(no source partition to replicate)" in text
     assert "checkpoints on B: not read (B did not answer)" in text
+
+
+def test_text_names_the_process_that_runs_the_flow_or_that_none_does():
+    from dataclasses import replace
+
+    flow = assemble_flow("A->B", "A", "B", [], {}, {}, [], NOW)
+    assert "runs in" not in report_lines(StatusReport((flow,)))[0]  # the group could not be read
+    assert report_lines(StatusReport((replace(flow, runs_in="sparkmirror-h1-42"),)))[0].endswith(
+        "; runs in sparkmirror-h1-42")
+    assert report_lines(StatusReport((replace(flow, runs_in=""),)))[0].endswith("; no sparkmirror process runs it")

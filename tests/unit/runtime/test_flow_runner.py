@@ -141,3 +141,40 @@ def test_acl_sync_takes_over_the_ledger_file_an_earlier_version_left_in_the_flow
     assert [(r.key, decode_ledger(r.value)) for r in b.logs["__sparkmirror-acl-ledger"]] == [
         (b"A->B", {made}), (b"A->B", frozenset())]
     assert sorted(p.name for p in tmp_path.glob("created-acls.json*")) == ["created-acls.json.migrated"]
+
+
+def test_at_least_once_commits_its_positions_on_the_target_at_start_and_with_every_report(tmp_path):
+    run, a, b, engine = runner(tmp_path)
+    a.add_topic("orders", 2, end=50)
+    run.start()
+    group = run.flow.positions_group
+    topic_id = a.ids["orders"]
+    assert b.committed_offsets[group] == {("A.orders", 0): (0, topic_id), ("A.orders", 1): (0, topic_id)}
+    report_first_ten(engine)
+    assert b.committed_offsets[group][("A.orders", 0)] == (10, topic_id)  # only what moved is committed again
+    assert b.committed_offsets[group][("A.orders", 1)] == (0, topic_id)
+
+
+def test_a_new_state_dir_continues_from_the_positions_committed_on_the_target(tmp_path):
+    first, a, b, engine = runner(tmp_path / "host1")
+    a.add_topic("orders", 2, end=50)
+    first.start()
+    report_first_ten(engine)
+    first.stop()
+    second = FlowRunner(first.flow, a, b, tmp_path / "host2", engine, FakeClients(a, b))
+    second.start()
+    assert dict(engine.queries[-1].request.offsets["orders"]) == {0: 10, 1: 0}
+
+
+def test_a_positions_file_of_an_earlier_version_is_taken_over_once(tmp_path):
+    flow_dir = tmp_path / "flow"
+    flow_dir.mkdir()
+    run, a, b, engine = runner(flow_dir)
+    a.add_topic("orders", 2, end=50)
+    (flow_dir / "positions.json").write_text(json.dumps(to_json({"orders": TopicPosition(a.ids["orders"],
+                                                                                         {0: 7, 1: 3})})))
+    run = FlowRunner(run.flow, a, b, flow_dir, engine, FakeClients(a, b))  # reads the file
+    run.start()
+    assert dict(engine.queries[-1].request.offsets["orders"]) == {0: 7, 1: 3}
+    assert {tp: o for tp, (o, _) in b.committed_offsets[run.flow.positions_group].items()} == {
+        ("A.orders", 0): 7, ("A.orders", 1): 3}  # on the target from now on: the file is a cache

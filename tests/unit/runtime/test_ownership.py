@@ -29,7 +29,7 @@ def process(tmp_path, name: str, clients: FakeClients, text: str = TEXT) -> Supe
     return Supervisor(config, tmp_path / name, clients=clients, engine=FakeEngine(), ownership=ownership)
 
 
-def settle(*sups: Supervisor, seconds: float = 1.0) -> None:
+def settle(*sups: Supervisor, seconds: float = 0.6) -> None:
     """Turn each supervisor's loop (its ownership changes) until nothing changed for `seconds`."""
     quiet_since = time.monotonic()
     deadline = quiet_since + 15

@@ -23,3 +23,13 @@ def test_before_lag_is_measured_it_is_null_not_zero():
     doc = status_json(Status((flow_status(lag=False),)), NOW_MS)
     assert doc["clusters"] == ["A", "B"]
     assert doc["flows"][0]["lag_records"] is None and doc["flows"][0]["partitions"][0]["lag_seconds"] is None
+
+
+def test_a_standby_flow_names_the_process_that_runs_it():
+    from dataclasses import replace
+
+    status = Status((replace(flow_status(), state="standby", owner="sparkmirror-h2-7"),), process="sparkmirror-h1-3",
+                    coordinated=True)
+    doc = status_json(status, NOW_MS)
+    assert (doc["process"], doc["coordinated"]) == ("sparkmirror-h1-3", True)
+    assert (doc["flows"][0]["state"], doc["flows"][0]["owner"]) == ("standby", "sparkmirror-h2-7")
