@@ -28,7 +28,34 @@ ID_HEADER = "bench-seq"
 QUIET = logging.getLogger("sparkmirror.librdkafka")
 
 
-class TargetIds:
+class TopicReader:
+    """A consumer (`_consumer`) assigned to one topic (`topic`) whose poll() reads what is there; read_to() reads
+    on to given end offsets."""
+
+    topic: str
+    _consumer: Consumer
+
+    def poll(self, timeout_s: float) -> int:
+        raise NotImplementedError
+
+    def read_to(self, ends: Mapping[int, int], timeout_s: float = 300.0) -> None:
+        """Read until every partition's position reached its end offset."""
+        deadline = time.monotonic() + timeout_s
+        todo = dict(ends)
+        while todo:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"reading {self.topic}: partitions {sorted(todo)} not read to their end "
+                                   f"within {timeout_s:.0f} s")
+            self.poll(0.2)
+            for tp in self._consumer.position([TopicPartition(self.topic, p) for p in todo]):
+                if tp.offset >= todo[tp.partition]:
+                    del todo[tp.partition]
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+class TargetIds(TopicReader):
     """A consumer of one target topic from its beginning that keeps (offset, id) of every record and how
     many distinct source ids it has seen; poll() while the copy runs, read_to() the end offsets after."""
 
@@ -61,21 +88,6 @@ class TargetIds:
             self.last_record_at = time.monotonic()
         return len(msgs)
 
-    def read_to(self, ends: Mapping[int, int], timeout_s: float = 300.0) -> None:
-        """Read until every partition's position reached its end offset."""
-        deadline = time.monotonic() + timeout_s
-        todo = dict(ends)
-        while todo:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"reading {self.topic}: partitions {sorted(todo)} not read to their end "
-                                   f"within {timeout_s:.0f} s")
-            self.poll(0.2)
-            for tp in self._consumer.position([TopicPartition(self.topic, p) for p in todo]):
-                if tp.offset >= todo[tp.partition]:
-                    del todo[tp.partition]
-
-    def close(self) -> None:
-        self._consumer.close()
 
 
 @dataclass

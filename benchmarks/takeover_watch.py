@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
-from benchmarks.kill_analysis import ID_HEADER, QUIET
+from benchmarks.kill_analysis import ID_HEADER, QUIET, TopicReader
 from sparkmirror.kafka.admin import ClusterAdmin
 
 
@@ -88,7 +88,7 @@ class RemoteLog:
         return records - sum(self._seen[:records])
 
 
-class RemoteWatch:
+class RemoteWatch(TopicReader):
     """A consumer of the remote topic from its beginning that feeds a RemoteLog; poll() it often (it is not a
     thread: the trial's loop polls it while it waits for anything)."""
 
@@ -120,18 +120,3 @@ class RemoteWatch:
         marks = self._admin.watermarks(self.topic, self.log.partitions)
         return {p: high for p, (_, high) in marks.items()}
 
-    def read_to(self, ends: Mapping[int, int], timeout_s: float = 300.0) -> None:
-        """Read until every partition's position reached its end offset."""
-        deadline = time.monotonic() + timeout_s
-        todo = dict(ends)
-        while todo:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"reading {self.topic}: partitions {sorted(todo)} not read to their end "
-                                   f"within {timeout_s:.0f} s")
-            self.poll(0.2)
-            for tp in self._consumer.position([TopicPartition(self.topic, p) for p in todo]):
-                if tp.offset >= todo[tp.partition]:
-                    del todo[tp.partition]
-
-    def close(self) -> None:
-        self._consumer.close()

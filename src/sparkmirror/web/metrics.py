@@ -30,7 +30,7 @@ LEGACY_SOURCE = "kafka_connect_mirror_mirrorsourceconnector_"
 LEGACY_CHECKPOINT = "kafka_connect_mirror_mirrorcheckpointconnector_"
 NEW_PREFIX = "kafka_connect_plugins_"  # KIP-1280: connector and task tags before MM2's own
 SOURCE_CONNECTOR, CHECKPOINT_CONNECTOR, TASK = "MirrorSourceConnector", "MirrorCheckpointConnector", "0"
-FLOW_STATES = ("running", "idle", "failed", "stopped")
+FLOW_STATES = ("running", "idle", "failed", "standby", "stopped")
 
 PARTITION_LABELS = ["source", "target", "topic", "partition"]
 FLOW_LABELS = ["source", "target"]
@@ -184,7 +184,7 @@ def _lag_metrics(out: _Families, flow: FlowStatus, now_ms: int) -> None:
 def _flow_metrics(out: _Families, flow: FlowStatus) -> None:
     values = [flow.source, flow.target]
     for state in FLOW_STATES:
-        out.gauge("sparkmirror_flow_state", "1 for the flow's current state (running, idle, failed, stopped).",
+        out.gauge("sparkmirror_flow_state", "1 for the flow's current state (running, idle, failed, standby, stopped).",
                   [*FLOW_LABELS, "state"], [*values, state], 1.0 if flow.state == state else 0.0)
     out.counter("sparkmirror_flow_restarts", "Starts of the flow's query (the first, topic-set changes, "
                 "retries).", FLOW_LABELS, values, flow.restarts)

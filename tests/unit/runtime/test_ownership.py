@@ -63,6 +63,10 @@ def test_a_second_process_stands_by_and_both_say_who_runs_what(tmp_path):
         standby = next(f for f in second.status().flows if f.state == "standby")
         assert standby.owner == "p1" and standby.flow in running(first)
         assert second.status().process == "p2" and second.status().coordinated
+        # the heartbeat-only pairs go with the flows: each beats in one process
+        pairs = {p.name for p in load(TEXT).heartbeat_only_pairs()}
+        assert set(first.heartbeats.names) | set(second.heartbeats.names) == pairs
+        assert not set(first.heartbeats.names) & set(second.heartbeats.names)
         assert any("(runs in p1)" in line for line in second.status().lines())
     finally:
         second.shutdown(5)
