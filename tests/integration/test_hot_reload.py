@@ -110,7 +110,7 @@ def test_request_reload_applies_an_edit_without_the_file_watcher(clusters, creat
     with caplog.at_level(logging.INFO, logger="sparkmirror"), running(path, watch=True) as supervisor:
         wait_until(lambda: count_records(clusters.target, f"A.{a}") == 10, TRANSFER_TIMEOUT_S, "topic a")
         # Only request_reload (what SIGHUP calls) may apply the edit: stop the polling watcher first.
-        supervisor._watcher.stop()
+        supervisor.hot_reload.stop_watching()
         rewrite(path, properties_text(clusters, f"{FLOW}.enabled = true\n{FLOW}.topics = {a}, {c}\n"))
         time.sleep(3)  # longer than the watcher would need
         assert c not in supervisor.flows[FLOW].assignment, "nothing may apply the edit before request_reload"

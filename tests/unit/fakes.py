@@ -6,6 +6,7 @@ configs and ids, partition-0 logs of internal topics, consumer groups, and queri
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -15,6 +16,8 @@ from sparkmirror.config.mm2 import MirrorMakerConfig
 from sparkmirror.config.properties import parse_properties
 from sparkmirror.errors import AdminOperationError, ClusterUnreachableError
 from sparkmirror.model import Member, TopicAcl, TopicConfigEntry
+
+UNANSWERED_LIMIT_S = 30.0  # how long a call to a cluster that does not answer waits at most (a test that forgot)
 
 
 class Clock:
@@ -64,8 +67,11 @@ class FakeCluster:
     refuse: set[str] = field(default_factory=set)  # topics whose creation fails
     acls: set[TopicAcl] | None = None  # topic ACLs; None: the cluster has no authorizer
     refuse_acls: set[TopicAcl] = field(default_factory=set)  # ACLs whose creation or deletion fails
+    answering: threading.Event | None = None  # while not set, calls wait (a cluster that does not answer)
 
     def _check(self, operation: str) -> None:
+        if self.answering is not None:
+            self.answering.wait(UNANSWERED_LIMIT_S)
         if self.down or self.broken:
             raise AdminOperationError(self.alias, operation, "cluster down (fake)")
 

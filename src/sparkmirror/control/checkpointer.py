@@ -55,8 +55,8 @@ class CheckpointMetrics:
 
 
 class Checkpointer:
-    """Runs on the supervisor's thread; `remote_topics` gives the flow's current source -> remote topics and
-    `source_partitions` the source's topics -> partition counts (TopicAdmin.topic_partitions).
+    """Runs on its flow's loop (one thread at a time); `remote_topics` gives the flow's current source -> remote
+    topics and `source_partitions` the source's topics -> partition counts (TopicAdmin.topic_partitions).
 
     Its clients are handed in: the source's and the target's groups, a reader of the offset syncs, a writer
     and a one-off reader of the checkpoints topic on the target.

@@ -22,7 +22,7 @@ Positions = Callable[[], tuple[Mapping[str, int], Mapping[tuple[str, int], int]]
 
 
 class LagMeter:
-    """Runs on the supervisor's side loop; `latest` is replaced whole, so any thread may read it.
+    """Runs on its flow's side loop; `latest` is replaced whole, so any thread may read it.
 
     It reads only the flow's client settings, which no live change touches (a change restarts the flow with
     a new LagMeter), so it keeps the FlowConfig it was made with.

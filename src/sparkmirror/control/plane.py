@@ -51,7 +51,8 @@ class Job:
 
 
 class FlowControl:
-    """Called from the supervisor's thread, except `write_offset_syncs` (the record path's report thread).
+    """Its jobs run on the flow's loops (runtime/flow_loops.py: `side_loop` ones beside the others), `start` on the
+    supervisor's control loop while no job runs, `write_offset_syncs` on the record path's report thread.
 
     ACL sync's ledger is `acl_ledger` if given (tests), else the target's ledger topic, which takes over
     `former_acl_ledger` (the state dir's file of earlier versions) once.

@@ -46,8 +46,11 @@ class Restart:
 
 
 class FlowRunner:
-    """Runs one flow. Every method is called from the supervisor's thread except `_on_batch` (the report
-    thread's); `status()` may be called from any thread."""
+    """Runs one flow. `refresh` runs on the flow's loop (runtime/flow_loops.py) or, at a start, a retry or a
+    failed query's check, on the control loop; one at a time (`_change`): the control loop's `check` skips a
+    turn rather than wait for a refresh blocked on a cluster that is down. `stop_replication` may come from any
+    thread and never waits for a refresh: nothing starts a query once it was called. `_on_batch` is the report
+    thread's; `status()` may be called from any thread."""
 
     def __init__(self, flow: FlowConfig, source: TopicAdmin, target: TopicAdmin, state_dir: Path,
                  engine: Engine, clients: Clients, until_caught_up: bool = False,
@@ -76,6 +79,8 @@ class FlowRunner:
         self._generation = 0
         self._idle_logged = False
         self._stopped = False  # set by stop(): nothing may start a query afterwards
+        self._change = threading.Lock()  # held by a refresh (and the restart it makes), and by check()
+        self._query_lock = threading.Lock()  # hands the running query over to whoever stops it, once
         self._lock = threading.Lock()  # positions: written by the report thread, read at restarts and status
         self._positions: dict[str, pos.TopicPosition] | None = read_positions(self._positions_file)
         # Set by the supervisor: whether this process runs the flow (else it stands by for another that does), and
@@ -114,11 +119,22 @@ class FlowRunner:
         self.progress.record_retry()
         self.start()  # every step is idempotent: topics that exist, clients that exist, the same positions
 
+    @property
+    def busy(self) -> bool:
+        """A refresh (maybe blocked on a cluster that is down) is under way."""
+        return self._change.locked()
+
     def refresh(self) -> bool:
         """Re-read the source's topics; on any change of the replicated partition set, restart the query.
 
-        Returns whether the query was (re)started.
+        Returns whether the query was (re)started. A failed flow is left to its retry, a stopped one alone.
         """
+        with self._change:
+            if self.failure is not None:
+                return False
+            return self._refresh()
+
+    def _refresh(self) -> bool:
         if self._stopped:
             return False
         plan = observe_plan(self.flow, self.source, self.target)
@@ -174,7 +190,12 @@ class FlowRunner:
         self._last_report = time.monotonic()
         if self._stopped:  # stopped from another thread (a bounded stop) while this restart read the clusters
             return
-        self.query = self._engine.start_query(self._request(start.offsets))
+        query = self._engine.start_query(self._request(start.offsets))
+        with self._query_lock:
+            self.query = query
+        if self._stopped:  # the stop came while it started: it found no query to stop
+            self._stop_query()
+            return
         self._started_at = time.monotonic()
         restart = Restart(reason, stopped - began, time.monotonic() - stopped)
         self.restarts.append(restart)
@@ -212,8 +233,9 @@ class FlowRunner:
 
     def _stop_query(self) -> None:
         """Stop the writers between records (what they wrote is reported, its positions saved), then the query."""
-        if self.query is not None:
+        with self._query_lock:
             query, self.query = self.query, None
+        if query is not None:
             query.stop()
 
     def stop(self) -> None:
@@ -221,7 +243,10 @@ class FlowRunner:
         self.close_clients()
 
     def stop_replication(self) -> None:
-        """Stop the query for good (its acknowledged records' positions saved); nothing starts one afterwards."""
+        """Stop the query for good (its acknowledged records' positions saved); nothing starts one afterwards.
+
+        Never waits for a refresh in progress: a restart it makes checks the stop before and after starting its
+        query."""
         self._stopped = True
         self._stop_query()
 
@@ -303,10 +328,22 @@ class FlowRunner:
 
     def check(self) -> bool:
         """True while the query is active. A failed query caused by a topic-set change (a topic deleted
-        under it) is restarted on the new set; any other failure marks the flow failed."""
-        if self.query is None:
+        under it) is restarted on the new set; any other failure marks the flow failed.
+
+        While a refresh runs (on the flow's loop), does nothing and returns True: checked at the next turn.
+        """
+        if not self._change.acquire(blocking=False):
+            return True
+        try:
+            return self._check()
+        finally:
+            self._change.release()
+
+    def _check(self) -> bool:
+        query = self.query  # a stop from another thread may take it away meanwhile
+        if query is None:
             return False
-        active, failure = self.query.status()
+        active, failure = query.status()
         if failure is None and active and self.until_caught_up and self._real_time_caught_up():
             self._stop_query()
             return False
@@ -315,7 +352,7 @@ class FlowRunner:
                 self.failure = "stopped without an error; see the Spark log"
             return active
         try:
-            restarted = self.refresh() if not self.until_caught_up else False
+            restarted = self._refresh() if not self.until_caught_up else False
         except SparkmirrorError as exc:
             logger.warning("flow %s: could not re-plan after a failure: %s", self.flow.name, exc)
             restarted = False

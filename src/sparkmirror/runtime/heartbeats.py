@@ -5,9 +5,9 @@ replicated or not; config/mm2.MirrorMakerConfig.heartbeat_only_pairs names those
 
 A write to a cluster that is down waits out its acknowledgement timeout (30 s) and a topic creation the admin's,
 so the pairs are grouped by target cluster and each target has a loop of its own (a scheduler on a daemon
-thread): a cluster that is down delays only the heartbeats written to it, never a flow's jobs, the lag
-measurements of the side loop or the heartbeats of another cluster. Only `start` starts the threads; tests run
-the loops with `run_due`.
+thread): a cluster that is down delays only the heartbeats written to it, never a flow's jobs (each flow has
+loops of its own, runtime/flow_loops.py) or the heartbeats of another cluster. Only `start` starts the threads;
+tests run the loops with `run_due`.
 """
 
 from __future__ import annotations

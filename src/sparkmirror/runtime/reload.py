@@ -185,7 +185,7 @@ class Reloader:
             mode: int | None = self.path.stat().st_mode
         except OSError:
             mode = None  # gone or not allowed: the loader says which
-        if mode is not None and not stat.S_ISREG(mode):  # reading a FIFO would block the supervisor's loop
+        if mode is not None and not stat.S_ISREG(mode):  # reading a FIFO would block the control loop
             raise ConfigError([f"cannot read {self.path}: not a regular file"], str(self.path))
         return self._loader(self.path)
 

@@ -65,3 +65,10 @@ class StopDeadline:
         logger.warning("stop: abandoned %s (%s at the %.0f s stop deadline); nothing acknowledged is lost, "
                        "records not yet acknowledged are copied again at the next start", step, why,
                        self.timeout_s)
+
+
+class Activity:
+    """What a thread (the control loop) is doing now, as a phrase a stop that has to abandon it names."""
+
+    def __init__(self, now: str = "starting") -> None:
+        self.now = now

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 from tests.unit.fakes import FakeClients, FakeCluster, FakeEngine, load
 from tests.unit.properties_text import A_TO_B_ORDERS as TEXT
@@ -178,3 +179,46 @@ def test_a_positions_file_of_an_earlier_version_is_taken_over_once(tmp_path):
     assert dict(engine.queries[-1].request.offsets["orders"]) == {0: 7, 1: 3}
     assert {tp: o for tp, (o, _) in b.committed_offsets[run.flow.positions_group].items()} == {
         ("A.orders", 0): 7, ("A.orders", 1): 3}  # on the target from now on: the file is a cache
+
+
+def _refresh_blocked_on_the_source(run, a):
+    """Start a refresh on a thread of its own (the flow's loop) that waits for the source's answer."""
+    import threading
+
+    answer = threading.Event()
+    a.answering = answer
+    thread = threading.Thread(target=run.refresh, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not run.busy and time.monotonic() < deadline:
+        threading.Event().wait(0.01)
+    assert run.busy
+    return answer, thread
+
+
+def test_the_control_loops_check_skips_a_turn_while_a_refresh_waits_for_a_cluster(tmp_path):
+    run, a, _, engine = runner(tmp_path)
+    a.add_topic("orders", 1, end=10)
+    run.start()
+    answer, thread = _refresh_blocked_on_the_source(run, a)
+    engine.queries[-1].failure = "writing failed"  # check() would re-plan on the source that does not answer
+    began = time.monotonic()
+    assert run.check() is True and run.failure is None  # nothing this turn
+    assert time.monotonic() - began < 1.0
+    answer.set()
+    thread.join(10)
+    assert run.check() is False and run.failure == "writing failed"
+
+
+def test_a_stop_while_a_refresh_waits_for_a_cluster_stops_the_query_and_none_starts_afterwards(tmp_path):
+    run, a, _, engine = runner(tmp_path)
+    a.add_topic("orders", 1, end=10)
+    run.start()
+    a.add_topic("orders-eu", 1)  # the blocked refresh would restart the query on the new set
+    answer, thread = _refresh_blocked_on_the_source(run, a)
+    began = time.monotonic()
+    run.stop_replication()
+    assert time.monotonic() - began < 1.0 and engine.queries[-1].stopped
+    answer.set()
+    thread.join(10)
+    assert len(engine.queries) == 1 and run.query is None and run.status().state == "stopped"

@@ -35,7 +35,7 @@ def settle(*sups: Supervisor, seconds: float = 0.6) -> None:
     deadline = quiet_since + 15
     while time.monotonic() - quiet_since < seconds and time.monotonic() < deadline:
         for sup in sups:
-            _, started = sup._apply_ownership()
+            _, started = sup.assignment.apply()
             before = {n: r.owned for n, r in sup.flows.items()}
             if started or before != getattr(sup, "_seen", None):
                 quiet_since = time.monotonic()
@@ -167,13 +167,13 @@ def test_a_paused_process_stops_its_flows_at_once_and_runs_them_again_once_the_g
         while ownership.pauses == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
         renewed.clear()
-        sup._apply_ownership()
+        sup.assignment.apply()
         assert running(sup) == set()  # stopped before anything was renewed
         assert all(not units for units, _ in renewed)
         deadline = time.monotonic() + 10
         while running(sup) != {"A->B", "C->B"} and time.monotonic() < deadline:
             now[0] += 0.1  # time goes on: a few heartbeats later the group has not taken them away
-            sup._apply_ownership()
+            sup.assignment.apply()
             time.sleep(0.05)
         assert running(sup) == {"A->B", "C->B"}
     finally:

@@ -45,3 +45,38 @@ def test_a_stop_request_ends_the_round_before_the_next_job():
     clock.now = 1
     scheduler.run_due(lambda: bool(stop))
     assert runs == ["a"]
+
+
+def test_a_job_scheduled_once_runs_once():
+    clock, runs = Clock(), []
+    scheduler = Scheduler(clock)
+    scheduler.once("A->B: refresh topics", lambda: runs.append(clock.now), in_s=1)
+    for t in (0.5, 1.0, 2.0):
+        clock.now = t
+        scheduler.run_due()
+    assert runs == [1.0] and scheduler.stats["A->B: refresh topics"].runs == 1
+
+
+def test_two_callers_never_run_one_job_at_once():
+    import threading
+
+    clock, runs = Clock(), []
+    scheduler = Scheduler(clock)
+    inside, answer = threading.Event(), threading.Event()
+
+    def slow() -> None:
+        runs.append(clock.now)
+        inside.set()
+        answer.wait(10)
+
+    scheduler.every("A->B: emit heartbeats", 1, slow)
+    clock.now = 1.0
+    loop = threading.Thread(target=scheduler.run_due)
+    loop.start()
+    assert inside.wait(10)
+    other = threading.Thread(target=scheduler.run_due)  # a test's run_due while the loop's thread is in the job
+    other.start()
+    answer.set()
+    loop.join(10)
+    other.join(10)
+    assert runs == [1.0]  # the second caller found it done, not due

@@ -196,6 +196,7 @@ def test_an_unsearchable_flows_folder(tmp_path, writable_again):
 
 
 def test_the_supervisor_checks_the_state_before_building_any_flow(tmp_path, monkeypatch):
+    from sparkmirror.runtime.flows import Flows
     from sparkmirror.runtime.supervisor import Supervisor
 
     properties = tmp_path / "mm2.properties"
@@ -204,7 +205,7 @@ def test_the_supervisor_checks_the_state_before_building_any_flow(tmp_path, monk
     positions = tmp_path / "state" / "flows" / "A-to-B" / "positions.json"
     positions.parent.mkdir(parents=True)
     positions.write_text('{"t": null}')
-    monkeypatch.setattr(Supervisor, "_runner", lambda self, flow: pytest.fail("a flow was built first"))
+    monkeypatch.setattr(Flows, "standing_by", lambda self, flow: pytest.fail("a flow was built first"))
     with pytest.raises(StateError, match=f"^{re.escape(str(positions))}: not a positions file: topic 't'"):
         Supervisor(load_config(properties), tmp_path / "state")
 

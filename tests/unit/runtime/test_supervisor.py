@@ -9,7 +9,8 @@ from tests.unit.properties_text import THREE_CLUSTERS
 from sparkmirror.config.diff import diff_configs
 from sparkmirror.errors import ConfigError, PipelineError
 from sparkmirror.offsets.codec import decode_heartbeat
-from sparkmirror.runtime.supervisor import RETRY_FIRST_S, Supervisor
+from sparkmirror.runtime.flows import RETRY_FIRST_S
+from sparkmirror.runtime.supervisor import Supervisor
 
 TEXT = THREE_CLUSTERS + "A->B.enabled = true\nC->B.enabled = true\nreplication.factor = 1\n"
 
@@ -29,7 +30,7 @@ def test_start_runs_every_flow_and_schedules_its_jobs(tmp_path):
     assert engine.prepared
     assert sorted(q.request.flow.name for q in engine.queries) == ["A->B", "C->B"]
     clock.now = 1.0  # heartbeats run every second
-    sup.scheduler.run_due()
+    sup.run_due()
     assert len(clusters["B"].logs["heartbeats"]) == 2
     assert [s.state for s in sup.status().flows] == ["running", "running"]
 
@@ -47,16 +48,16 @@ def test_a_flow_that_cannot_start_is_retried_with_back_off_while_the_others_run(
     sup.start()
     assert sup.flows["C->B"].failure is not None and sup.flows["A->B"].running
     clock.now = RETRY_FIRST_S - 0.1
-    sup.scheduler.run_due()
+    sup.run_due()
     assert sup.flows["C->B"].failure is not None  # not yet due
     clock.now = RETRY_FIRST_S  # still down: the next wait doubles
-    sup.scheduler.run_due()
+    sup.run_due()
     clusters["C"].broken = False
     clock.now = RETRY_FIRST_S + RETRY_FIRST_S * 2 - 0.1
-    sup.scheduler.run_due()
+    sup.run_due()
     assert sup.flows["C->B"].failure is not None
     clock.now = RETRY_FIRST_S + RETRY_FIRST_S * 2
-    sup.scheduler.run_due()
+    sup.run_due()
     assert sup.flows["C->B"].failure is None and sup.flows["C->B"].running
     assert sup.status().flow("C->B").progress.retries == 2  # the failed retry and the one that worked
 
@@ -65,11 +66,11 @@ def test_a_failed_query_is_reported_and_retried(tmp_path):
     sup, _, engine, clock = supervisor(tmp_path)
     sup.start()
     engine.queries[0].failure = "boom"
-    sup._check_flows()
+    sup._flows.check()
     failed = [s for s in sup.status().flows if s.state == "failed"]
     assert [s.failure for s in failed] == ["boom"]
     clock.now = RETRY_FIRST_S
-    sup.scheduler.run_due()
+    sup.run_due()
     assert all(s.state == "running" for s in sup.status().flows)
 
 
@@ -80,7 +81,7 @@ def test_a_failed_flow_whose_spark_driver_ended_ends_the_run_instead_of_retrying
     engine.lost_because = "[Errno 111] Connection refused"
     with pytest.raises(PipelineError, match=r"the Spark driver stopped unexpectedly: \[Errno 111\] Connection "
                                             r"refused; flow A->B failed: Job aborted: java.lang.OutOfMemoryError"):
-        sup._check_flows()
+        sup._flows.check()
 
 
 def test_a_live_change_keeps_the_query_and_a_restart_change_replaces_the_flow(tmp_path):
@@ -88,7 +89,7 @@ def test_a_live_change_keeps_the_query_and_a_restart_change_replaces_the_flow(tm
     sup.start()
     before = sup.flows["A->B"]
     new = load(TEXT + "A->B.topics.exclude = zzz\nC->B.tasks.max = 3\n")
-    sup._apply_diff(diff_configs(sup.config, new), {f.name: f for f in new.enabled_flows()})
+    sup.hot_reload.apply_flows(diff_configs(sup.config, new), {f.name: f for f in new.enabled_flows()})
     assert sup.flows["A->B"] is before and before.flow.topics_exclude == ("zzz",)
     assert sup.flows["C->B"].flow.tasks_max == 3
     assert [q.stopped for q in engine.queries] == [False, True, False]
@@ -113,7 +114,7 @@ def test_acl_sync_runs_at_start_as_mm2_schedules_it_and_keeps_its_ledger_on_the_
     clusters["A"].acls, clusters["B"].acls = {read}, set()
     sup.start()
     try:
-        sup.scheduler.run_due()  # the clock has not moved: only jobs due at start run
+        sup.run_due()  # the clock has not moved: only jobs due at start run
     finally:
         sup.stop()
     remote = TopicAcl("LITERAL", "A.a-orders", "User:app", "*", "READ", "ALLOW")
@@ -134,8 +135,7 @@ def test_pairs_that_are_not_flows_beat_too_as_mm2s_cluster_pairs(tmp_path):
     try:
         assert sup.heartbeats.names == ("A->C", "B->A", "B->C", "C->A")
         clock.now = 1.0
-        sup.scheduler.run_due()
-        sup.heartbeats.run_due()  # their loops' threads may have gone first: each pair beat at least once
+        sup.run_due()  # the pairs' loops too (their threads may have gone first: each pair beat at least once)
         assert _beats(clusters["A"]) == {("B", "A"), ("C", "A")}
         assert _beats(clusters["C"]) == {("A", "C"), ("B", "C")}
         assert len(clusters["B"].logs["heartbeats"]) == 2  # the flows' own, from the control loop
@@ -202,7 +202,7 @@ def test_a_reload_starts_and_stops_heartbeat_pairs(tmp_path):
         new = load(TEXT + "B->A.enabled = true\nC->A.emit.heartbeats.enabled = false\nC.producer.acks = 1\n")
         diff = diff_configs(sup.config, new)
         sup.heartbeats.apply(diff, new.heartbeat_only_pairs())
-        sup._apply_diff(diff, {f.name: f for f in new.enabled_flows()})
+        sup.hot_reload.apply_flows(diff, {f.name: f for f in new.enabled_flows()})
         assert sup.heartbeats.names == ("A->C", "B->C")  # B->A is a flow now, C->A beats no more
         assert "B->A" in sup.flows
         assert diff.heartbeats_changed == ("A->C", "B->C")  # C's producer writes them: restarted with it

@@ -1,0 +1,95 @@
+"""Before the flows run, and the `plan` command's preview: probing the clusters, the flows' plans and ACL
+previews (read only), the SQL rules' check, the task slots Real-Time Mode needs, and the heartbeats topics that
+must exist before any flow plans its topics."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+
+from sparkmirror.config import keys
+from sparkmirror.config.client_settings import ClientSettings
+from sparkmirror.config.model import FlowConfig
+from sparkmirror.control.acl_sync import AclPreview, AclSync, MemoryLedger
+from sparkmirror.control.ports import Clients, TopicAdmin
+from sparkmirror.control.topic_sync import create_internal_topic, observe_plan
+from sparkmirror.control.topics import TopicPlan
+from sparkmirror.errors import ConfigError
+from sparkmirror.pipeline import options
+from sparkmirror.runtime.engine import Engine
+from sparkmirror.runtime.flow_runner import FlowRunner
+
+logger = logging.getLogger(__name__)
+
+
+def admin(clients: Clients, alias: str, settings: ClientSettings) -> TopicAdmin:
+    """An admin client for a cluster; MM2 resolves admin settings per flow and side, so one per settings."""
+    return clients.admin(alias, settings.rdkafka)
+
+
+def flow_admins(clients: Clients, flow: FlowConfig) -> tuple[TopicAdmin, TopicAdmin]:
+    """The flow's source and target admin clients."""
+    return admin(clients, flow.source, flow.source_admin), admin(clients, flow.target, flow.target_admin)
+
+
+def probe_clusters(runners: Iterable[FlowRunner]) -> None:
+    """Probe every cluster the flows touch, in parallel; the first unreachable one is raised."""
+    admins = {id(a): a for r in runners for a in (r.source, r.target)}
+    with ThreadPoolExecutor(max_workers=max(1, len(admins))) as pool:
+        for future in [pool.submit(a.probe) for a in admins.values()]:
+            future.result()
+
+
+def plan_flow(clients: Clients, flow: FlowConfig) -> TopicPlan:
+    """What a flow replicates and what the target needs first; reads both clusters, changes nothing."""
+    return observe_plan(flow, *flow_admins(clients, flow))
+
+
+def plan_acls(clients: Clients, flow: FlowConfig, topics: TopicPlan) -> AclPreview:
+    """The topic ACLs a flow would sync, against what the target holds now; changes nothing."""
+    source, target = flow_admins(clients, flow)
+    return AclSync(lambda: flow, source, target, MemoryLedger(), lambda: topics.remote_topics).preview()
+
+
+def real_time_slots_wanted(clients: Clients, runners: Iterable[FlowRunner]) -> int:
+    """Source partitions of the Real-Time Mode flows now: each needs a task slot of its own."""
+    wanted = 0
+    for runner in runners:
+        if runner.trigger().mode == options.REAL_TIME:
+            plan = runner.plan or plan_flow(clients, runner.flow)
+            wanted += sum(plan.source_partitions.values())
+    return wanted
+
+
+def check_sql_rules(engine: Engine, flows: Iterable[FlowConfig], source: str | None) -> None:
+    """A SQL rule Spark cannot compile stops the start, as a configuration error naming its key."""
+    with_rules = [flow for flow in flows if flow.sql_rules]
+    if with_rules:
+        problems = engine.check_sql_rules(with_rules)
+        if problems:
+            raise ConfigError(problems, source)
+
+
+def create_heartbeats_topics(clients: Clients, flows: Iterable[FlowConfig], pairs: Mapping[str, FlowConfig]) -> None:
+    """Create the heartbeats topics this process writes into the flows' source clusters before any flow
+    plans its topics.
+
+    A flow replicates its source's heartbeats topic (MM2 always does), and that topic is often written by
+    this very process: by the reverse heartbeat-only pair, or by the reverse flow. Created only at the first
+    beat, it appeared just after the flow's first plan, so the first topic refresh restarted the query:
+    measured in Real-Time Mode, every partition stalled for about a second (the latency benchmark's p99).
+    Only the flows' sources (probed before), so a down cluster that only receives heartbeats does not hold up
+    the start; one that refuses is left to the flow's start or the pair's next beat.
+    """
+    flows = list(flows)
+    sources = {flow.source for flow in flows}
+    beating = [flow for flow in flows if flow.emit_heartbeats.enabled] + list(pairs.values())
+    for pair in beating:  # whichever process runs them: the topic must be there before any flow plans
+        if pair.target not in sources:
+            continue
+        try:
+            create_internal_topic(admin(clients, pair.target, pair.target_admin), pair.heartbeats_topic,
+                                  pair.heartbeats_topic_replication_factor, keys.HEARTBEATS_TOPIC_REPLICATION_FACTOR)
+        except Exception as exc:  # noqa: BLE001 - reported by the flow's start or the pair's beats
+            logger.debug("heartbeats topic of %s not created before the flows: %s", pair.name, exc)
