@@ -331,7 +331,7 @@ class FakeMembership:
     def member_id(self) -> str:
         return self.client_id
 
-    def members(self):
+    def members(self, timeout_s: float = 0.0):
         return [Member(m.client_id, m.client_id, "localhost", tuple(sorted(self.group.assignment[m.client_id])))
                 for m in self.group.members]
 

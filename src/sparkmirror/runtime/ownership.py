@@ -38,6 +38,7 @@ logger = logging.getLogger(__name__)
 TICK_S = 0.25
 REVOKE_WAIT_S = 60.0  # how long a revocation waits for its units to stop (a stop is bounded well below)
 DESCRIBE_INTERVAL_S = 5.0  # how often the group's members are read again, for status
+DESCRIBE_TIMEOUT_S = 2.0
 HOLD_HEARTBEATS = 3  # after a pause, heartbeats to wait for before running the units again
 Renewal = Callable[[frozenset[str], int], None]
 
@@ -116,6 +117,7 @@ class Ownership:
         self._thread: threading.Thread | None = None
         self._renew: Renewal = lambda _units, _ms: None
         self._last_tick = 0.0
+        self._hold_s = 0.0  # after a pause, how long to wait before running the units again
         self.pauses = 0  # ticks that came late enough to stop every unit (for tests and status)
 
     @property
@@ -209,14 +211,20 @@ class Ownership:
         if self._closing:
             return
         deadline = self._clock() + REVOKE_WAIT_S
-        with self._lock:
-            while self._awaiting_stop & units and not self._closing:
+        while True:
+            with self._lock:
+                if not self._awaiting_stop & units or self._closing:
+                    return
                 left = deadline - self._clock()
                 if left <= 0:
                     logger.error("coordination: %s still not stopped after %.0f s; handing them over anyway",
                                  ", ".join(sorted(self._awaiting_stop & units)), REVOKE_WAIT_S)
-                    break
-                self._lock.wait(min(left, 1.0))
+                    return
+                self._lock.wait(min(left, TICK_S))
+            # The units this process keeps are still its own meanwhile: their writers' leases must not run out,
+            # and this wait is no pause (a real one, during it, is still seen as one).
+            self._tick()
+            self._renew_leases()
 
     def _lost(self, partitions: set[int]) -> None:
         """The group has already given these units to others (our session expired): stop them, don't wait."""
@@ -239,18 +247,18 @@ class Ownership:
     def _run(self) -> None:
         assert self._membership is not None
         membership = self._membership
-        hold_s = HOLD_HEARTBEATS * membership.heartbeat_interval_ms / 1000
+        self._hold_s = HOLD_HEARTBEATS * membership.heartbeat_interval_ms / 1000
         self._last_tick = self._clock()
         described = -DESCRIBE_INTERVAL_S
         try:
             while not self._stop.is_set():
-                self._tick(hold_s)
+                self._tick()
                 try:
                     membership.poll(TICK_S)
                 except Exception as exc:  # noqa: BLE001 - the group's trouble shows as lost units, not here
                     logger.warning("coordination: polling group %s failed: %s", self.plan.group, exc)
                     self._stop.wait(TICK_S)
-                now = self._tick(hold_s)
+                now = self._tick()
                 self._release_held(now)
                 self._renew_leases()
                 if now - described >= DESCRIBE_INTERVAL_S or self._rebalanced.is_set():
@@ -260,12 +268,12 @@ class Ownership:
         finally:
             self._close_membership()
 
-    def _tick(self, hold_s: float) -> float:
+    def _tick(self) -> float:
         """Read the clock; a reading much later than the one before means this process was paused."""
         now = self._clock()
         gap, self._last_tick = now - self._last_tick, now
         if gap > self.lease_ms / 1000:
-            self._hold(gap, now + hold_s)
+            self._hold(gap, now + self._hold_s)
         return now
 
     def _hold(self, gap_s: float, until: float) -> None:
@@ -304,8 +312,8 @@ class Ownership:
             logger.debug("coordination: renewing the writers' leases failed: %s", exc)
 
     def _describe(self, membership: Membership) -> None:
-        try:
-            members = tuple(membership.members())
+        try:  # briefly: this thread renews the leases, which must not run out while it waits for an answer
+            members = tuple(membership.members(min(DESCRIBE_TIMEOUT_S, self.lease_ms / 4000)))
         except Exception as exc:  # noqa: BLE001 - only status reads it
             logger.debug("coordination: describing group %s failed: %s", self.plan.group, exc)
             return

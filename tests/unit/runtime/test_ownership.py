@@ -178,3 +178,33 @@ def test_a_paused_process_stops_its_flows_at_once_and_runs_them_again_once_the_g
         assert running(sup) == {"A->B", "C->B"}
     finally:
         sup.shutdown(5)
+
+
+def test_a_revocation_waiting_for_its_flow_to_stop_keeps_the_other_flows_leases_and_is_no_pause(tmp_path):
+    clients = clusters()
+    first, second = process(tmp_path, "p1", clients), process(tmp_path, "p2", clients)
+    ownership = first.ownership
+    now = [1000.0]
+    ownership._clock = lambda: now[0]
+    renewed: list[frozenset[str]] = []
+    try:
+        first.start()
+        settle(first)
+        ownership._renew = lambda units, ms: renewed.append(units)
+        second.start()  # p1's revoke callback now waits for p1's control loop, which does not turn for a while
+        deadline = time.monotonic() + 5
+        while not ownership._awaiting_stop and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert ownership._awaiting_stop, "no revocation is waiting"
+        renewed.clear()
+        for _ in range(80):  # 8 s of the clock go by, more than the 5 s lease, in small steps
+            now[0] += 0.1
+            time.sleep(0.02)
+        kept = {"A->B", "C->B"} - ownership._awaiting_stop
+        assert renewed and all(kept <= units for units in renewed[-5:])
+        assert ownership.pauses == 0
+        settle(first, second)
+        assert len(running(first)) == len(running(second)) == 1
+    finally:
+        second.shutdown(5)
+        first.shutdown(5)
