@@ -29,6 +29,13 @@ logger = logging.getLogger(__name__)
 
 HEARTBEAT_FRACTION = 10  # heartbeat.interval.ms = session timeout / 10: a lost member is seen within a second
 PartitionsCallback = Callable[[set[int]], None]
+_GRANT = "grant this process's principal (cluster '{alias}''s admin settings) "
+_REFUSALS = {
+    KafkaError.GROUP_AUTHORIZATION_FAILED: _GRANT + "READ and DESCRIBE on the group '{group}' (or the prefix "
+                                           "__sparkmirror-coordination-)",
+    KafkaError.TOPIC_AUTHORIZATION_FAILED: _GRANT + "READ and DESCRIBE on the topic '{group}' (or the prefix "
+                                           "__sparkmirror-coordination-)",
+}
 
 
 class GroupMembership:
@@ -43,6 +50,7 @@ class GroupMembership:
         self._session_timeout_ms = session_timeout_ms
         self._consumer: Consumer | None = None
         self._admin: AdminClient | None = None
+        self._reported: set[int] = set()
 
     @property
     def heartbeat_interval_ms(self) -> int:
@@ -71,12 +79,23 @@ class GroupMembership:
             on_lost=lambda _c, tps: on_lost(partitions(tps)))
 
     def _error(self, err: KafkaError) -> None:
-        logger.debug("coordination group %s on cluster '%s': %s", self.group, self.alias, err)
+        """A client or broker error: named once per kind (while it lasts, this process runs no flow), with the fix
+        where one is known; transient ones (a broker restarting) only in the debug log."""
+        code = err.code()
+        if code not in _REFUSALS:
+            logger.debug("coordination group %s on cluster '%s': %s", self.group, self.alias, err)
+            return
+        if code not in self._reported:
+            self._reported.add(code)
+            logger.error("coordination group %s on cluster '%s': %s; %s", self.group, self.alias, err.str(),
+                         _REFUSALS[code].format(group=self.group, alias=self.alias))
 
     def poll(self, timeout_s: float) -> None:
         """Serve the group's callbacks (and drop any record: nobody should write to the topic)."""
         if self._consumer is not None:
-            self._consumer.poll(timeout_s)
+            message = self._consumer.poll(timeout_s)
+            if message is not None and message.error() is not None:
+                self._error(message.error())
 
     def member_id(self) -> str:
         if self._consumer is None:

@@ -288,9 +288,7 @@ class FlowRunner:
             positions = self._positions
         if not self.control.exactly_once:  # exactly once commits them in the records' transactions
             full = time.monotonic() - self._full_commit_at >= FULL_COMMIT_INTERVAL_S
-            moved = {s.topic for s in summaries}
-            self._commit_positions({t: p for t, p in positions.items() if full or t in moved},
-                                   {(s.topic, s.partition) for s in summaries} if not full else None)
+            self._commit_positions(positions, None if full else {(s.topic, s.partition) for s in summaries})
         logger.info("flow %s batch %d: %d records, %d skipped, %d bytes, %d partitions, %.2f s", self.flow.name,
                     batch_id, sum(s.records for s in summaries), sum(s.skipped for s in summaries),
                     sum(s.bytes for s in summaries), len(summaries), time.monotonic() - started)
