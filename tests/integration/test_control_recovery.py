@@ -44,7 +44,10 @@ def test_checkpoints_and_group_sync_resume_after_each_side_restarts(own_pair, ru
                     f"{SINGLE_BROKER}{trigger_settings('micro-batch')}"
                     f"emit.checkpoints.interval.seconds = {INTERVAL_S}\n"
                     f"refresh.groups.interval.seconds = {INTERVAL_S}\nsync.group.offsets.enabled = true\n"
-                    f"sync.group.offsets.interval.seconds = {INTERVAL_S}\n")
+                    f"sync.group.offsets.interval.seconds = {INTERVAL_S}\n"
+                    # B holds the coordination group and is down longer than its default 10 s session, after
+                    # which the flow would stop until the group answers again (README); this is about the jobs
+                    f"sparkmirror.coordination.session.timeout.ms = 60000\n")
 
     def synced(offset: int) -> bool:
         checkpoint = client.read_checkpoints(path, "A", "B", group).get((group, *remote))

@@ -177,6 +177,12 @@ class FakeCluster:
     def alter_offsets(self, group: str, offsets) -> None:
         self.committed_offsets.setdefault(group, {}).update(offsets)
 
+    def commit(self, group: str, offsets) -> None:
+        self.alter_offsets(group, offsets)
+
+    def close(self) -> None:
+        pass
+
 
 class FakeWriter:
     def __init__(self, cluster: FakeCluster, settings=None) -> None:

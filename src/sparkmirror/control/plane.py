@@ -153,7 +153,7 @@ class FlowControl:
     def commit_positions(self, offsets: Mapping[tuple[str, int], tuple[int, str]]) -> None:
         """Commit (remote topic, partition) -> (next source offset, source topic id) in the positions group."""
         if offsets:
-            self._groups().alter_offsets(self.flow.positions_group, offsets)
+            self._groups().commit(self.flow.positions_group, offsets)
 
     # -- periodic jobs ---------------------------------------------------------------------------------
     def emit_heartbeat(self) -> None:
@@ -199,6 +199,7 @@ class FlowControl:
 
     def close(self) -> None:
         """Flush and close the clients (offset syncs, heartbeats, checkpoints, the ACL ledger)."""
-        for writer in (self._syncs_writer, self.heartbeats, self.checkpointer, self._acl_ledger):
+        for writer in (self._syncs_writer, self.heartbeats, self.checkpointer, self._acl_ledger,
+                       self._positions_groups):
             if writer is not None:
                 writer.close()

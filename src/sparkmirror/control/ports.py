@@ -91,6 +91,12 @@ class GroupAdmin(Protocol):
 
     def alter_offsets(self, group: str, offsets: Mapping[tuple[str, int], tuple[int, str]]) -> None: ...
 
+    def commit(self, group: str, offsets: Mapping[tuple[str, int], tuple[int, str]]) -> None:
+        """Set offsets of a group without members, as often as a flow reports (kafka.groups: a consumer's commit)."""
+        ...
+
+    def close(self) -> None: ...
+
 
 class LogRecord(Protocol):
     """One record of an internal topic as read back."""

@@ -65,6 +65,10 @@ class GroupState:
 class ConsumerGroups(AdminConnection):
     """List, describe, read and set consumer-group offsets on one cluster, named by alias in every error."""
 
+    def __init__(self, alias: str, settings: Mapping[str, str]) -> None:
+        super().__init__(alias, settings)
+        self._committers: dict[str, Consumer] = {}  # group -> the consumer that commits its offsets (commit())
+
     def list_groups(self, timeout_s: float = CALL_TIMEOUT_S) -> list[str]:
         """Ids of every consumer group (classic and consumer protocol) this principal may describe, sorted.
 
@@ -203,6 +207,37 @@ class ConsumerGroups(AdminConnection):
                     "so stop its consumers and retry")
             if tp.error is not None:
                 raise self._error(f"{operation} for {tp.topic}-{tp.partition}", tp.error, group)
+
+    def commit(self, group: str, offsets: Mapping[tuple[str, int], tuple[int, str]],
+               timeout_s: float = CALL_TIMEOUT_S) -> None:
+        """Commit offsets (with metadata) of a group without members, as a consumer of the group that never joins.
+
+        Not AdminClient.alter_consumer_group_offsets, called often (every report of a flow): an answer asking for
+        another coordinator (a broker restarting) makes librdkafka queue an op on the handle's consumer group, which
+        an admin client has none of (see _fetch_committed); a consumer has one, so it finds the new coordinator.
+        """
+        if not offsets:
+            return
+        consumer = self._committers.get(group)
+        if consumer is None:
+            consumer = self._committers[group] = Consumer({**self._conf, "group.id": group, **_OFFSET_READER})
+        operation = f"commit offsets of group '{group}'"
+        try:
+            answer = consumer.commit(offsets=[TopicPartition(topic, partition, offset, metadata=metadata)
+                                              for (topic, partition), (offset, metadata) in offsets.items()],
+                                     asynchronous=False)
+        except KafkaException as exc:
+            consumer.poll(0)
+            raise self._failure(exc, operation, group) from None
+        for tp in answer or ():
+            if tp.error is not None:
+                raise self._error(f"{operation} for {tp.topic}-{tp.partition}", tp.error, group)
+
+    def close(self) -> None:
+        """Close the consumers that committed offsets."""
+        committers, self._committers = self._committers, {}
+        for consumer in committers.values():
+            consumer.close()
 
     def _wait(self, future: Future[Any], operation: str, timeout_s: float, group: str = "",
               ok_codes: tuple[int, ...] = ()) -> Any:

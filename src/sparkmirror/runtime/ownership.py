@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 TICK_S = 0.25
 REVOKE_WAIT_S = 60.0  # how long a revocation waits for its units to stop (a stop is bounded well below)
 DESCRIBE_INTERVAL_S = 5.0  # how often the group's members are read again, for status
-DESCRIBE_TIMEOUT_S = 2.0
+DESCRIBE_TIMEOUT_S = 30.0
 HOLD_HEARTBEATS = 3  # after a pause, heartbeats to wait for before running the units again
 Renewal = Callable[[frozenset[str], int], None]
 
@@ -115,6 +115,7 @@ class Ownership:
         self._closing = False
         self._members: tuple[Member, ...] = ()
         self._thread: threading.Thread | None = None
+        self._describer: threading.Thread | None = None
         self._renew: Renewal = lambda _units, _ms: None
         self._last_tick = 0.0
         self._hold_s = 0.0  # after a pause, how long to wait before running the units again
@@ -312,12 +313,21 @@ class Ownership:
             logger.debug("coordination: renewing the writers' leases failed: %s", exc)
 
     def _describe(self, membership: Membership) -> None:
-        try:  # briefly: this thread renews the leases, which must not run out while it waits for an answer
-            members = tuple(membership.members(min(DESCRIBE_TIMEOUT_S, self.lease_ms / 4000)))
-        except Exception as exc:  # noqa: BLE001 - only status reads it
-            logger.debug("coordination: describing group %s failed: %s", self.plan.group, exc)
+        """Read the group's members on a thread of its own, one read at a time: this thread renews the leases and
+        must never wait for an answer, and a short request timeout is no way out (librdkafka 2.16 aborts the
+        process, `rd_kafka_enq_once_del_source_return`, when a coordinator request it timed out is answered
+        while the coordinator restarts)."""
+        if self._describer is not None and self._describer.is_alive():
             return
-        self._members = members
+
+        def read() -> None:
+            try:
+                self._members = tuple(membership.members(DESCRIBE_TIMEOUT_S))
+            except Exception as exc:  # noqa: BLE001 - only status reads it
+                logger.debug("coordination: describing group %s failed: %s", self.plan.group, exc)
+
+        self._describer = threading.Thread(target=read, name="sparkmirror-ownership-describe", daemon=True)
+        self._describer.start()
 
     def _close_membership(self) -> None:
         membership, self._membership = self._membership, None
