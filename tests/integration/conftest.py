@@ -212,3 +212,18 @@ def committed(bootstrap: str, group: str, partitions: list[tuple[str, int]]) -> 
                 for tp in consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)}
     finally:
         consumer.close()
+
+
+def forget_flow(bootstrap: str, flow: str) -> None:
+    """Make `flow` ("A->B") one that never ran on the session's clusters: its positions group on the target (the
+    positions earlier tests' flows of that name committed, the heartbeats topic's among them) is deleted."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    group = "__sparkmirror-positions-" + flow.replace("->", "-")
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        admin.delete_consumer_groups([group], request_timeout=30)[group].result(30)
+    except KafkaException as exc:
+        if exc.args[0].name() != "GROUP_ID_NOT_FOUND":
+            raise

@@ -69,7 +69,10 @@ def test_metrics_match_the_clusters_and_lag_rises_while_the_target_is_down(own_p
     path.write_text(f"clusters = A, B\nA.bootstrap.servers = {a.bootstrap_servers}\n"
                     f"B.bootstrap.servers = {b.bootstrap_servers}\nA->B.enabled = true\nA->B.topics = {topic}\n"
                     f"{SINGLE_BROKER}{trigger_settings('micro-batch')}emit.checkpoints.interval.seconds = 1\n"
-                    f"sparkmirror.measure.lag.interval.seconds = 1\nemit.heartbeats.enabled = false\n")
+                    f"sparkmirror.measure.lag.interval.seconds = 1\nemit.heartbeats.enabled = false\n"
+                    # B, the coordination cluster, is down for half a minute below: with the default session the
+                    # flow would be stopped and started again, and its counters (like MM2's task's) start over
+                    f"sparkmirror.coordination.session.timeout.ms = 60000\n")
     p0, p1 = partition(topic, 0), partition(topic, 1)
 
     with running(path) as supervisor, MetricsServer(supervisor.status, 0, host="127.0.0.1") as server:

@@ -53,8 +53,8 @@ R, W, C, D = AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOper
 DC, AC, AL = AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS, AclOperation.ALTER
 TOPIC, GROUP = ResourceType.TOPIC, ResourceType.GROUP
 # (cluster, principal, resource type, name, operations): what each role of A->B needs, and no more. `{topic}`,
-# `{remote}` and `{group}` are the test's; the internal topics are MM2's names. Heartbeats: B->A beats into A
-# (A's producer and admin), and A->B replicates them to B as `A.heartbeats`.
+# `{remote}` and `{group}` are the test's; the internal topics are MM2's names; a name ending in `*` is a prefix.
+# Heartbeats: B->A beats into A (A's producer and admin), and A->B replicates them to B as `A.heartbeats`.
 GRANTS = [
     # Spark's Kafka source and the control plane's reads of A: the records, the offset syncs read back
     # (MM2's offsetSyncsTopicConsumerConfig) and the replicated heartbeats
@@ -75,10 +75,15 @@ GRANTS = [
     # remote and internal topics created, their configs kept in step, partitions added as the source's grow
     # (ALTER); the group's offsets committed (READ on the group and on the topic)
     ("B", "tgt-admin", TOPIC, "{remote}", (C, D, DC, AC, AL, R)),
-    ("B", "tgt-admin", TOPIC, "A.heartbeats", (C, D, DC, AC, AL)),
+    ("B", "tgt-admin", TOPIC, "A.heartbeats", (C, D, DC, AC, AL, R)),
     ("B", "tgt-admin", TOPIC, "A.checkpoints.internal", (C,)),
     ("B", "tgt-admin", TOPIC, "heartbeats", (C,)),
     ("B", "tgt-admin", GROUP, "{group}", (R,)),
+    # sparkmirror's own: the file's coordination group on B (the first flow's target) and its topic, and the
+    # flow's positions committed in its positions group (README, "Standbys and several processes")
+    ("B", "tgt-admin", GROUP, "__sparkmirror-coordination-*", (R, D)),
+    ("B", "tgt-admin", TOPIC, "__sparkmirror-coordination-*", (C, D)),
+    ("B", "tgt-admin", GROUP, "__sparkmirror-positions-*", (R,)),
     # Connect's worker producer for B: the records, the checkpoints and A->B's heartbeats
     ("B", "tgt-producer", TOPIC, "{remote}", (W,)),
     ("B", "tgt-producer", TOPIC, "A.heartbeats", (W,)),
@@ -90,8 +95,9 @@ GRANTS = [
 def grant(secured, names: dict[str, str]) -> None:
     """Create GRANTS through each broker's PLAINTEXT listener (ANONYMOUS, a super user there)."""
     for alias, cluster in (("A", secured.source), ("B", secured.target)):
-        bindings = [AclBinding(kind, name.format(**names), ResourcePatternType.LITERAL, f"User:{principal}", "*",
-                               operation, AclPermissionType.ALLOW)
+        bindings = [AclBinding(kind, name.format(**names).rstrip("*"),
+                               ResourcePatternType.PREFIXED if name.endswith("*") else ResourcePatternType.LITERAL,
+                               f"User:{principal}", "*", operation, AclPermissionType.ALLOW)
                     for where, principal, kind, name, operations in GRANTS if where == alias
                     for operation in operations]
         admin = AdminClient({"bootstrap.servers": cluster.internal})  # kept until its futures are done

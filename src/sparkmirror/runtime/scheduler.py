@@ -60,6 +60,11 @@ class Scheduler:
         with self._lock:
             self._jobs[name] = _Job(name, None, run, self._clock() + in_s)
 
+    def scheduled(self, name: str) -> bool:
+        """Whether a job of this name waits for its turn."""
+        with self._lock:
+            return name in self._jobs
+
     def cancel(self, prefix: str) -> None:
         """Drop every job whose name starts with `prefix` (a flow's jobs are named `<flow>: <job>`); a job in
         progress finishes."""

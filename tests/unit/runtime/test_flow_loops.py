@@ -113,6 +113,8 @@ def test_a_job_blocked_on_one_cluster_delays_neither_another_flows_jobs_nor_the_
         a_to_b = next(q for q in engine.queries if q.request.flow.name == "A->B")
         a_to_b.failure = "boom"  # the control loop still checks the queries, and retries
         wait_until(lambda: sup.status().flow("A->B").state == "failed", "the control loop to see A->B fail")
+        # the failure shows before its retry is scheduled: move the clock only once the retry waits for it
+        wait_until(lambda: sup.scheduler.scheduled("A->B: retry"), "the retry of A->B to be scheduled")
         clock.now += RETRY_FIRST_S
         wait_until(lambda: sup.flows["A->B"].running, "the control loop to retry A->B")
         assert sup.loops.running("A->C"), "C still does not answer"

@@ -31,6 +31,7 @@ def test_cancel_drops_a_flows_jobs_only():
     for name in ("A->B: refresh topics", "A->B: emit heartbeats", "B->A: refresh topics"):
         scheduler.every(name, 1, lambda name=name: runs.append(name))
     scheduler.cancel("A->B: ")
+    assert not scheduler.scheduled("A->B: emit heartbeats") and scheduler.scheduled("B->A: refresh topics")
     clock.now = 1.0
     scheduler.run_due()
     assert runs == ["B->A: refresh topics"]
