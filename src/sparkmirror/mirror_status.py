@@ -75,17 +75,18 @@ def _side(flow: FlowConfig, alias: str) -> Mapping[str, str]:
     return (flow.source_admin if alias == flow.source else flow.target_admin).rdkafka
 
 
-def _replicates(flow: FlowConfig) -> Callable[[str], bool]:
+def topic_selector(flow: FlowConfig) -> Callable[[str], bool]:
+    """Whether the flow replicates a source topic now (its filter, its policy, its heartbeats setting)."""
     policy, topic_filter = flow.policy, flow.topic_filter
     return lambda topic: should_replicate_topic(topic, topic_filter, policy, flow.target,
                                                 flow.heartbeats_replication_enabled)
 
 
-def _read_syncs(flow: FlowConfig, notes: list[str]) -> list[WrittenSync]:
+def read_offset_syncs(flow: FlowConfig, notes: list[str]) -> list[WrittenSync]:
     """The offset syncs of the topics the flow replicates now. Those of topics its filter no longer selects
     stay in the (compacted) topic for good; counting them would report a flow stalled forever."""
     alias, topic = flow.offset_syncs_cluster, flow.offset_syncs_topic
-    replicates = _replicates(flow)
+    replicates = topic_selector(flow)
     out, skipped, others = [], 0, set()
     for record in read_internal_topic(alias, flow.offset_syncs_consumer.rdkafka, topic):  # as the checkpointer
         try:
@@ -135,7 +136,7 @@ def _read_source(flow: FlowConfig, syncs: list[WrittenSync] | None, notes: list[
     """The source partitions the flow replicates (its filter selects them now), their watermarks, and the
     timestamp of the first unreplicated record of each."""
     admin = ClusterAdmin(flow.source, flow.source_admin.rdkafka)
-    replicates = _replicates(flow)
+    replicates = topic_selector(flow)
     topics = {topic: n for topic, n in admin.topic_partitions().items() if replicates(topic)}
     watermarks = {(topic, p): marks for topic, by_p in admin.watermarks_of(topics).items()
                   for p, marks in by_p.items()}
@@ -159,7 +160,7 @@ def flow_status(flow: FlowConfig, clusters: _Clusters | None = None) -> FlowRepo
             continue
         try:
             if step == "syncs":
-                syncs = _read_syncs(flow, notes)
+                syncs = read_offset_syncs(flow, notes)
             elif step == "checkpoints":
                 checkpoints = _read_checkpoints(flow, notes)
             else:

@@ -11,7 +11,9 @@ import time
 from sparkmirror.config.mm2 import load_config
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.internal_log import read_internal_topic
+from sparkmirror.mirror_status import read_status
 from sparkmirror.offsets.codec import decode_heartbeat
+from sparkmirror.offsets.flow_report import CAUGHT_UP
 from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
 
 from .conftest import trigger_settings, wait_until
@@ -43,6 +45,15 @@ def test_a_one_way_flow_beats_back_and_its_target_learns_its_upstream(clusters, 
                    "B->A's heartbeats in A's heartbeats topic")
         wait_until(lambda: ("B", "A") in beats_since(clusters.target, "A.heartbeats", since_ms),
                    REPLICATED_TIMEOUT_S, "B->A's heartbeats replicated to B as A.heartbeats")
+        # Idle but for the heartbeats beating into its source (a record a second), the flow is in step: `status`
+        # calls it caught up every time, not only when it reads between a beat and its copy (issue 34).
+        wait_until(lambda: read_status(path).flows[0].state == CAUGHT_UP, REPLICATED_TIMEOUT_S,
+                   "the heartbeats' backlog to be copied")
+        states = []
+        for _ in range(6):
+            time.sleep(1)
+            states.append(read_status(path).flows[0].state)
+        assert states == [CAUGHT_UP] * 6, states
 
     policy = load_config(path).flow("A", "B").policy
     on_b = ClusterAdmin("B", {"bootstrap.servers": clusters.target}).topic_partitions()

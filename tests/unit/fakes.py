@@ -56,6 +56,7 @@ class FakeCluster:
     configs: dict[str, dict[str, str]] = field(default_factory=dict)
     ids: dict[str, str] = field(default_factory=dict)
     ends: dict[tuple[str, int], int] = field(default_factory=dict)  # high watermark per partition
+    starts: dict[tuple[str, int], int] = field(default_factory=dict)  # log start (retention moved it), default 0
     logs: dict[str, list[Record]] = field(default_factory=dict)  # partition 0 of internal topics
     committed_offsets: dict[str, dict[tuple[str, int], tuple[int, str]]] = field(default_factory=dict)
     members: dict[str, int] = field(default_factory=dict)
@@ -132,7 +133,8 @@ class FakeCluster:
 
     def watermarks_of(self, partitions):
         self._check("list offsets")
-        return {t: {p: (0, self.ends.get((t, p), 0)) for p in range(n)} for t, n in partitions.items()}
+        return {t: {p: (self.starts.get((t, p), 0), self.ends.get((t, p), 0)) for p in range(n)}
+                for t, n in partitions.items()}
 
     # -- topic ACLs ------------------------------------------------------------------------------------
     def topic_acls(self) -> frozenset[TopicAcl] | None:

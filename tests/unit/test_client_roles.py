@@ -31,7 +31,7 @@ def test_offset_syncs_and_checkpoints_are_read_with_the_consumer_roles(reads, lo
     client.read_offset_syncs(config, "A", "B")
     client.read_checkpoints(config, "A", "B")
     flow = config.flow("A", "B")
-    mirror_status._read_syncs(flow, [])
+    mirror_status.read_offset_syncs(flow, [])
     mirror_status._read_checkpoints(flow, [])
     checkpoints = ("B", "A.checkpoints.internal", "b-consumer")
     assert reads == [syncs, checkpoints, syncs, checkpoints]

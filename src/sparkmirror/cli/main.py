@@ -17,6 +17,7 @@ from sparkmirror.cli.exiting import EXIT_GRACE_S, exit_status, exit_within
 from sparkmirror.cli.logs import LOG_FORMATS, setup_logging
 from sparkmirror.cli.run import run
 from sparkmirror.cli.status import status
+from sparkmirror.cli.verify import verify
 from sparkmirror.errors import ConfigError
 
 if TYPE_CHECKING:  # imported where used, so that `sparkmirror --help` stays fast
@@ -288,6 +289,7 @@ def submit_args(obj: dict[str, bool], scheme: str | None) -> None:
 
 cli.add_command(run)
 cli.add_command(status)
+cli.add_command(verify)
 
 
 def main() -> None:

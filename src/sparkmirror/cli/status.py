@@ -42,11 +42,16 @@ def flow_lines(flow: FlowReport) -> list[str]:
     lines = [f"flow {flow.flow}: {flow.state}; {lag}; {flow.throughput:.1f} records/s "
              f"(measured {_when(flow.measured_ms)}){runs}"]
     lines += [f"  unreachable: {u.error}" for u in flow.unreachable]
-    header = ("topic", "partition", "state", "end", "replicated to", "lag", "lag s", "records/s", "last offset sync")
+    if flow.removed_before_copy:
+        lines.append(f"  removed before copy: {flow.removed_before_copy} records were removed at the source "
+                     f"(retention, DeleteRecords) before the flow copied them; the target will never have them")
+    header = ("topic", "partition", "state", "end", "replicated to", "lag", "lag s", "records/s", "last offset sync",
+              *(("removed before copy",) if flow.removed_before_copy else ()))
     rows = [(p.topic, str(p.partition), p.state, _cell(p.end_offset), _cell(p.position), _cell(p.lag_records),
              "-" if p.lag_records is None else _seconds(p.lag_seconds), f"{p.throughput:.1f}",
              "-" if p.last_sync is None else f"{p.last_sync.upstream_offset} -> {p.last_sync.downstream_offset}, "
-                                             f"{p.last_sync.age_s:.0f} s ago")
+                                             f"{p.last_sync.age_s:.0f} s ago",
+             *((str(p.removed_before_copy),) if flow.removed_before_copy else ()))
             for p in flow.partitions]
     lines += _table(header, rows) if rows else ["  (no source partition to replicate)"]
     if any(u.cluster == flow.target for u in flow.unreachable):

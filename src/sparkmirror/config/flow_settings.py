@@ -162,6 +162,8 @@ FLOW_SETTINGS: tuple[FlowSetting, ...] = (
     FlowSetting(keys.TRIGGER_MODE, "trigger_mode", keys.TRIGGER_MODES[0], _choice(*keys.TRIGGER_MODES)),
     # Spark refuses Real-Time Mode epochs shorter than spark.sql.streaming.realTimeMode.minBatchDuration.
     FlowSetting(keys.REAL_TIME_EPOCH_MS, "real_time_epoch_ms", keys.DEFAULT_REAL_TIME_EPOCH_MS, _int(5000)),
+    FlowSetting(keys.ON_RECORDS_REMOVED, "on_records_removed", keys.ON_RECORDS_REMOVED_CHOICES[0],
+                _choice(*keys.ON_RECORDS_REMOVED_CHOICES)),
     FlowSetting(keys.REPORT_INTERVAL_MS, "report_interval_ms", keys.DEFAULT_REPORT_INTERVAL_MS, _int(10)),
     FlowSetting(keys.MEASURE_LAG, "measure_lag", Schedule(*keys.DEFAULT_SCHEDULES[keys.MEASURE_LAG]), _schedule,
                 live=True),

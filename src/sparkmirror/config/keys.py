@@ -131,6 +131,10 @@ DEFAULT_REAL_TIME_EPOCH_MS = 60_000
 # How often the record path's writers report what the target acknowledged (positions, offset syncs).
 REPORT_INTERVAL_MS = "sparkmirror.report.interval.ms"
 DEFAULT_REPORT_INTERVAL_MS = 500
+# What a flow does when records it has not copied were removed at the source first (retention, DeleteRecords):
+# continue at the log start (MM2's behaviour, counted and named) or stop with the partitions and offsets named.
+ON_RECORDS_REMOVED = "sparkmirror.on.records.removed"
+ON_RECORDS_REMOVED_CHOICES = ("continue", "stop")
 # SQL rules on the record path (config/sql_rules.py): a filter and masks, Spark SQL expressions over the record.
 SQL_FILTER = "sparkmirror.filter"
 SQL_MASK_KEY = "sparkmirror.mask.key"

@@ -99,6 +99,7 @@ class FlowConfig:
     provenance_header: str
     trigger_mode: str
     real_time_epoch_ms: int
+    on_records_removed: str  # continue | stop: records removed at the source before the flow copied them
     report_interval_ms: int
     measure_lag: Schedule
     metric_names_formats: str  # legacy | new | legacy,new (MM2 4.3, KIP-1280)

@@ -31,6 +31,11 @@ class StartPlan:
     offsets: Mapping[str, Mapping[int, int]]
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # (topic, partition) -> (first, last) offsets removed by retention on the source before they were replicated
+    removed: Mapping[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+
+    def removed_records(self) -> int:
+        return sum(last - first + 1 for first, last in self.removed.values())
 
     def positions(self, topic_ids: Mapping[str, str | None]) -> dict[str, TopicPosition]:
         return {t: TopicPosition(topic_ids.get(t), dict(parts)) for t, parts in self.offsets.items()}
@@ -52,6 +57,7 @@ def plan_start(partitions: Mapping[str, int], topic_ids: Mapping[str, str | None
     offsets: dict[str, dict[int, int]] = {}
     warnings: list[str] = []
     notes: list[str] = []
+    removed: dict[tuple[str, int], tuple[int, int]] = {}
     for topic in sorted(partitions):
         marks = watermarks[topic]
         previous = (stored or {}).get(topic)
@@ -73,6 +79,7 @@ def plan_start(partitions: Mapping[str, int], topic_ids: Mapping[str, str | None
                 warnings.append(f"flow {flow}: {low - position} records of {topic}-{p} (offsets {position} to "
                                 f"{low - 1}) were removed by retention on the source before they were "
                                 f"replicated; continuing at {low}")
+                removed[(topic, p)] = (position, low - 1)
                 out[p] = low
             elif position > high:
                 warnings.append(f"flow {flow}: {topic}-{p} ends at {high} but was read up to {position}; the "
@@ -84,7 +91,7 @@ def plan_start(partitions: Mapping[str, int], topic_ids: Mapping[str, str | None
             notes.append(f"flow {flow}: new source topic '{topic}' ({partitions[topic]} partitions), "
                          f"replicating from its start")
         offsets[topic] = out
-    return StartPlan(offsets, tuple(warnings), tuple(notes))
+    return StartPlan(offsets, tuple(warnings), tuple(notes), removed)
 
 
 def with_committed(stored: Mapping[str, TopicPosition] | None, committed: Mapping[tuple[str, int], tuple[int, str]],

@@ -16,6 +16,9 @@ from sparkmirror.offsets.syncs import SYNC_END, OffsetSync, SyncLink
 
 TopicPartition = tuple[str, int]
 ACTIVE_WINDOW_MS = 60_000  # a flow with a sync this recent is replicating; the window of the throughput too
+# A copy in step still has the records of the last moments in flight (MM2's heartbeats add one a second to the
+# source's heartbeats topic, and a micro-batch picks it up a moment later): lag younger than this is caught up.
+IN_FLIGHT_MS = 5_000
 
 CAUGHT_UP, REPLICATING, STALLED, NOT_STARTED = "caught up", "replicating", "stalled", "not started"
 UNREACHABLE, UNKNOWN = "unreachable", "unknown"
@@ -51,6 +54,9 @@ class PartitionStatus:
     lag_seconds: float | None  # age of the oldest record not replicated yet (None: unknown)
     throughput: float  # records/s, from the offset syncs of the last minute
     last_sync: LastSync | None
+    # records below the source's log start that the flow had not copied (retention or DeleteRecords removed them
+    # first): known from sparkmirror's exact syncs only, since MM2's sparse ones lag behind its real position
+    removed_before_copy: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +100,12 @@ class FlowReport:
     # the sparkmirror process that runs the flow, as its file's coordination group says ("" none; None unknown)
     runs_in: str | None = None
 
+    @property
+    def removed_before_copy(self) -> int:
+        return sum(p.removed_before_copy for p in self.partitions)
+
     def to_json(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "removed_before_copy": self.removed_before_copy}
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,11 +184,16 @@ def group_checkpoints(checkpoints: Iterable[tuple[Checkpoint, int]], now_ms: int
     return tuple(out)
 
 
+def in_step(records: int | None, seconds: float | None) -> bool:
+    """No lag, or only records younger than `IN_FLIGHT_MS` (those a copy in step has in flight)."""
+    return records == 0 or (records is not None and seconds is not None and seconds * 1000 < IN_FLIGHT_MS)
+
+
 def partition_state(lag: PartitionLag | None, last: WrittenSync | None, now_ms: int,
                     window_ms: int = ACTIVE_WINDOW_MS) -> str:
     if lag is None:
         return UNKNOWN
-    if lag.records == 0:
+    if lag.records == 0 or (last is not None and in_step(lag.records, lag.seconds(now_ms))):
         return CAUGHT_UP
     if last is None:
         return NOT_STARTED
@@ -186,12 +201,13 @@ def partition_state(lag: PartitionLag | None, last: WrittenSync | None, now_ms: 
 
 
 def flow_state(lag_records: int | None, syncs: Sequence[WrittenSync] | None, unreachable: Sequence[Unreachable],
-               now_ms: int, window_ms: int = ACTIVE_WINDOW_MS) -> str:
-    """unreachable (a cluster did not answer), caught up (no lag), not started (no offset sync at all),
-    replicating (a sync in the window) or stalled (lag, and no sync for the whole window)."""
+               now_ms: int, window_ms: int = ACTIVE_WINDOW_MS, lag_seconds: float | None = None) -> str:
+    """unreachable (a cluster did not answer), caught up (no lag, or, once it copies, only records younger
+    than `IN_FLIGHT_MS`), not started (no offset sync at all), replicating (a sync in the window) or stalled (lag,
+    and no sync for the whole window)."""
     if unreachable:
         return UNREACHABLE
-    if lag_records == 0:
+    if lag_records == 0 or (syncs and in_step(lag_records, lag_seconds)):
         return CAUGHT_UP
     if not syncs:
         return NOT_STARTED
@@ -221,6 +237,9 @@ def assemble_flow(flow: str, source: str, target: str, syncs: Sequence[WrittenSy
         position = (replicated_position(last) if last is not None
                     else watermarks[tp][0] if watermarks is not None and syncs is not None else None)
         lag = None
+        low = watermarks[tp][0] if watermarks is not None else None
+        exact = last is not None and last.link is not None  # sparkmirror's sync: the flow's very position
+        removed = max(0, low - position) if exact and low is not None and position is not None else 0
         if end is not None and position is not None:
             has_record = tp not in oldest or oldest[tp] is not None
             lag = partition_lag(topic, partition, end, position, oldest.get(tp), has_record, now_ms)
@@ -230,13 +249,15 @@ def assemble_flow(flow: str, source: str, target: str, syncs: Sequence[WrittenSy
             None if lag is None else lag.records, None if lag is None else lag.seconds(now_ms),
             throughput(history, now_ms, window_ms),
             None if last is None else LastSync(last.sync.upstream_offset, last.sync.downstream_offset,
-                                               last.timestamp_ms, _age_s(now_ms, last.timestamp_ms))))
+                                               last.timestamp_ms, _age_s(now_ms, last.timestamp_ms)),
+            removed))
     known = watermarks is not None and syncs is not None  # else partitions or positions are missing
     point = recovery_point(lags, now_ms)
-    lag_records = point.records if known else None
-    return FlowReport(flow, source, target, flow_state(lag_records, syncs, unreachable, now_ms, window_ms), now_ms,
-                      lag_records, point.seconds if known else None, sum(r.throughput for r in rows), tuple(rows),
-                      group_checkpoints(checkpoints, now_ms), tuple(unreachable), tuple(notes))
+    lag_records, lag_seconds = (point.records, point.seconds) if known else (None, None)
+    state = flow_state(lag_records, syncs, unreachable, now_ms, window_ms, lag_seconds)
+    return FlowReport(flow, source, target, state, now_ms, lag_records, lag_seconds,
+                      sum(r.throughput for r in rows), tuple(rows), group_checkpoints(checkpoints, now_ms),
+                      tuple(unreachable), tuple(notes))
 
 
 def _age_s(now_ms: int, timestamp_ms: int) -> float:

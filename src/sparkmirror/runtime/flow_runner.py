@@ -17,13 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sparkmirror.config import keys
 from sparkmirror.config.model import FlowConfig
 from sparkmirror.control import positions as pos
 from sparkmirror.control.plane import FlowControl
 from sparkmirror.control.ports import Clients, TopicAdmin
 from sparkmirror.control.topic_sync import apply_plan, observe_plan
 from sparkmirror.control.topics import TopicPlan
-from sparkmirror.errors import SparkmirrorError
+from sparkmirror.errors import PipelineError, SparkmirrorError
 from sparkmirror.model import PartitionSummary
 from sparkmirror.pipeline import options
 from sparkmirror.runtime.engine import Engine, Query, QueryRequest, trigger_of
@@ -175,11 +176,15 @@ class FlowRunner:
             stored, taken_over = pos.with_committed(self._positions, committed, self.plan.remote_topics, ids,
                                                     self.flow.name, self.flow.positions_group)
             start = pos.plan_start(wanted, ids, watermarks, stored, self.flow.reset_policy, self.flow.name)
+            if start.removed and self.flow.on_records_removed == "stop":  # before any position moves past them
+                raise PipelineError(_removed_text(self.flow.name, start))
             positions = {**(self._positions or {}), **start.positions(ids)}
             write_positions(self._positions_file, positions)  # atomic: fsync, then os.replace
             self._positions = positions
         if not self.control.exactly_once:  # where this query starts is where the next owner would start
             self._commit_positions(start.positions(ids))
+        for (topic, partition), (first, last) in start.removed.items():
+            self.progress.record_removed(topic, partition, last - first + 1)
         for line in start.warnings:
             logger.warning("%s", line)
         for line in (*taken_over, *start.notes):
@@ -403,3 +408,10 @@ def _describe_change(before: dict[str, int], after: dict[str, int], recreated: l
         if topics:
             parts.append(f"{label}: {', '.join(topics)}")
     return "; ".join(parts) or "restart"
+
+
+def _removed_text(flow: str, start: pos.StartPlan) -> str:
+    where = ", ".join(f"{t}-{p} (offsets {first} to {last})" for (t, p), (first, last) in sorted(start.removed.items()))
+    return (f"flow {flow}: {start.removed_records()} records were removed at the source before they were copied: "
+            f"{where}. With {keys.ON_RECORDS_REMOVED} = stop the flow stays stopped; copy them from elsewhere, or "
+            f"set it to continue to go on from each partition's log start without them")

@@ -56,6 +56,12 @@ class ProgressSnapshot:
     written_again: int = 0  # records written to the target a second time (control/positions.written_again)
     partitions: Mapping[tuple[str, int], PartitionProgress] = field(default_factory=dict)
     durations: Durations | None = None
+    # (source topic, partition) -> records removed at the source before they were copied (retention, DeleteRecords)
+    removed: Mapping[tuple[str, int], int] = field(default_factory=dict)
+
+    @property
+    def removed_records(self) -> int:
+        return sum(self.removed.values())
 
     @property
     def per_partition(self) -> dict[tuple[str, int], int]:
@@ -133,6 +139,7 @@ class FlowProgress:
         self._last: float | None = None
         self._retries = 0
         self._written_again = 0
+        self._removed: dict[tuple[str, int], int] = {}
         self._bucket_counts = [0] * len(DURATION_BUCKETS)
         self._durations = 0
         self._durations_sum = 0.0
@@ -145,6 +152,11 @@ class FlowProgress:
     def record_written_again(self, records: int) -> None:
         with self._lock:
             self._written_again += records
+
+    def record_removed(self, topic: str, partition: int, records: int) -> None:
+        """Records of a source partition removed before they were copied (control/positions.StartPlan.removed)."""
+        with self._lock:
+            self._removed[(topic, partition)] = self._removed.get((topic, partition), 0) + records
 
     def record(self, batch_id: int, summaries: list[PartitionSummary], started_at: float) -> None:
         """Add one micro-batch; `started_at` is the clock value when the batch began writing."""
@@ -182,4 +194,4 @@ class FlowProgress:
             durations = Durations(tuple(zip(DURATION_BUCKETS, self._bucket_counts, strict=True)), self._durations,
                                   self._durations_sum, self._last_duration)
             return ProgressSnapshot(self.flow, self._batches, self._records, self._bytes, elapsed,
-                                    self._retries, self._written_again, partitions, durations)
+                                    self._retries, self._written_again, partitions, durations, dict(self._removed))

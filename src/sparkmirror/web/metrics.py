@@ -193,6 +193,10 @@ def _flow_metrics(out: _Families, flow: FlowStatus) -> None:
     out.counter("sparkmirror_records_written_again", "Records written to the target a second time (at least "
                 "once: a retried task, e.g. after an executor was lost).", FLOW_LABELS, values,
                 flow.progress.written_again)
+    for (topic, partition), records in sorted(flow.progress.removed.items()):
+        out.counter("sparkmirror_records_removed_before_copy", "Source records removed (retention, DeleteRecords) "
+                    "before the flow copied them: the target never gets them.", PARTITION_LABELS,
+                    [flow.source, flow.target, flow.remote(topic), str(partition)], records)
 
 
 def _durations(flows: list[FlowStatus]) -> Metric:

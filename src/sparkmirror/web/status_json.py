@@ -25,7 +25,7 @@ def _number(value: float | None) -> float | None:
 def _flow(f: FlowStatus, status: Status, now_ms: int) -> dict:
     point = f.recovery_point(now_ms)
     lags = {(lag.topic, lag.partition): lag for lag in f.lag or ()}
-    keys = list(dict.fromkeys([*f.positions, *f.progress.partitions, *lags]))
+    keys = list(dict.fromkeys([*f.positions, *f.progress.partitions, *lags, *f.progress.removed]))
     partitions = []
     for topic, partition in sorted(keys):
         p = f.progress.partitions.get((topic, partition))
@@ -34,6 +34,7 @@ def _flow(f: FlowStatus, status: Status, now_ms: int) -> dict:
             "topic": topic, "remote_topic": f.remote(topic), "partition": partition,
             "records": p.records if p else 0, "records_per_s": _number(p.records_per_s) if p else 0.0,
             "position": f.positions.get((topic, partition)),
+            "removed_before_copy": f.progress.removed.get((topic, partition), 0),
             "end_offset": lag.end_offset if lag else None,
             "lag_records": lag.records if lag else None,
             "lag_seconds": _number(lag.seconds(now_ms)) if lag else None,
@@ -51,6 +52,7 @@ def _flow(f: FlowStatus, status: Status, now_ms: int) -> dict:
         "rpo_records": point.records if point else None,
         "rpo_seconds": _number(point.seconds) if point else None,
         "restarts": f.restarts, "retries": f.progress.retries, "written_again": f.progress.written_again,
+        "removed_before_copy": f.progress.removed_records,
         "partitions": partitions,
         "jobs": [{"name": j.name, "runs": j.runs, "failures": j.failures, "failures_in_a_row": j.failures_in_a_row,
                   "last_error": j.last_error} for j in status.flow_jobs(f.flow)],

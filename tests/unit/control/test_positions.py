@@ -45,6 +45,7 @@ def test_records_lost_to_retention_or_truncation_are_named_never_silently_skippe
     assert plan.offsets == {"t": {0: 25, 1: 60}}
     assert "15 records of t-0 (offsets 10 to 24) were removed by retention" in plan.warnings[0]
     assert "t-1 ends at 60 but was read up to 90" in plan.warnings[1]
+    assert (plan.removed, plan.removed_records()) == ({("t", 0): (10, 24)}, 15)  # counted, not only logged
 
 
 def test_advance_moves_forward_only_and_round_trips_through_json():

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from tests.unit.fakes import FakeClients, FakeCluster, FakeEngine, load
 from tests.unit.properties_text import A_TO_B_ORDERS as TEXT
 
 from sparkmirror.control.positions import TopicPosition, from_json, to_json
+from sparkmirror.errors import PipelineError
 from sparkmirror.model import PartitionSummary
 from sparkmirror.runtime.flow_runner import FlowRunner
 
@@ -165,6 +167,37 @@ def test_a_new_state_dir_continues_from_the_positions_committed_on_the_target(tm
     second = FlowRunner(first.flow, a, b, tmp_path / "host2", engine, FakeClients(a, b))
     second.start()
     assert dict(engine.queries[-1].request.offsets["orders"]) == {0: 10, 1: 0}
+
+
+def test_records_removed_at_the_source_before_the_copy_are_counted_per_partition(tmp_path):
+    first, a, b, engine = runner(tmp_path)
+    a.add_topic("orders", 2, end=50)
+    first.start()
+    report_first_ten(engine)
+    first.stop()
+    a.starts[("orders", 0)] = 25  # retention removed offsets 10 to 24 of orders-0 before the flow read them
+    second = FlowRunner(first.flow, a, b, tmp_path, engine, FakeClients(a, b))
+    second.start()
+    assert dict(engine.queries[-1].request.offsets["orders"]) == {0: 25, 1: 0}
+    assert second.status().progress.removed == {("orders", 0): 15}
+
+
+def test_a_flow_set_to_stop_on_removed_records_fails_naming_them_and_moves_no_position(tmp_path):
+    first, a, b, engine = runner(tmp_path, "sparkmirror.on.records.removed = stop\n")
+    a.add_topic("orders", 2, end=50)
+    first.start()
+    report_first_ten(engine)
+    first.stop()
+    a.starts[("orders", 0)] = 25
+    second = FlowRunner(first.flow, a, b, tmp_path, engine, FakeClients(a, b))
+    started = len(engine.queries)
+    with pytest.raises(PipelineError, match=r"15 records were removed at the source before they were copied: "
+                                            r"orders-0 \(offsets 10 to 24\)"):
+        second.start()
+    assert len(engine.queries) == started, "no query starts"
+    assert b.committed_offsets[first.flow.positions_group][("A.orders", 0)][0] == 10, "the position stays"
+    with pytest.raises(PipelineError):  # a retry finds them still missing
+        second.retry()
 
 
 def test_a_positions_file_of_an_earlier_version_is_taken_over_once(tmp_path):

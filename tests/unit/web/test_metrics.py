@@ -23,7 +23,7 @@ def flow_status(formats=("legacy",), lag=True) -> FlowStatus:
         {("orders", 0): PartitionProgress(100, 800, 10.0, 80.0, Distribution(5, 1, 9, 4.5),
                                           Distribution(20, 10, 30, 15)),
          ("orders", 1): PartitionProgress(50, 400, 5.0, 40.0, None, None)},
-        Durations(((0.5, 1), (1.0, 3)), 3, 1.5, 0.4))
+        Durations(((0.5, 1), (1.0, 3)), 3, 1.5, 0.4), {("orders", 1): 15})
     lags = (partition_lag("orders", 0, 100, 100, None, True, NOW_MS),
             partition_lag("orders", 1, 60, 50, NOW_MS - 4000, True, NOW_MS))
     checkpoints = CheckpointMetrics({("app", "A.orders", 0): Distribution(7, 5, 9, 7)}, {"app": 12})
@@ -96,6 +96,8 @@ def test_flow_state_restarts_jobs_and_durations():
     assert m[("sparkmirror_flow_state", labels(source="A", target="B", state="failed"))] == 0
     assert (m[("sparkmirror_flow_restarts_total", FLOW)], m[("sparkmirror_flow_retries_total", FLOW)]) == (2, 1)
     assert m[("sparkmirror_records_written_again_total", FLOW)] == 4
+    assert m[("sparkmirror_records_removed_before_copy_total", P1)] == 15  # a counter per partition
+    assert ("sparkmirror_records_removed_before_copy_total", P0) not in m
     job = labels(source="A", target="B", job="emit checkpoints")
     assert (m[("sparkmirror_job_runs_total", job)], m[("sparkmirror_job_failures_total", job)]) == (7, 2)
     assert m[("sparkmirror_job_failures_in_a_row", job)] == 1

@@ -15,6 +15,7 @@ def test_the_web_views_json_has_clusters_flows_partitions_and_jobs():
     p1 = next(p for p in flow["partitions"] if p["partition"] == 1)
     assert (p1["remote_topic"], p1["position"], p1["end_offset"], p1["lag_records"]) == ("A.orders", 50, 60, 10)
     assert p1["record_age_ms_avg"] is None
+    assert (flow["removed_before_copy"], p1["removed_before_copy"]) == (15, 15)
     assert flow["jobs"] == [{"name": "measure lag", "runs": 3, "failures": 1, "failures_in_a_row": 0,
                              "last_error": "timed out"}]
 

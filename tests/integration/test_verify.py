@@ -1,0 +1,81 @@
+"""`sparkmirror verify` on real copies (issue 34, item 1): a whole copy is whole; each kind of damage is found
+with its exact offsets."""
+
+from __future__ import annotations
+
+from confluent_kafka import TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from sparkmirror.model import KafkaRecord
+from sparkmirror.offsets.verification import CHANGED, DUPLICATE, MISSING, OUT_OF_ORDER
+from sparkmirror.testing.records import read_all
+from sparkmirror.verification import verify
+
+from .conftest import produce, records
+
+PARTITIONS = 3
+
+
+def differences(report, flow: str = "A->B") -> set[tuple[str, int, int | None, int | None]]:
+    [verdict] = [f for f in report.flows if f.flow == flow]
+    return {(d.kind, p.partition, d.source_offset, d.target_offset) for p in verdict.partitions
+            for d in p.differences}
+
+
+def test_a_sparkmirror_copy_is_whole_and_each_damage_is_found_at_its_offsets(
+        clusters, create_topic, mm2_properties, run_caught_up, spark, tmp_path, unique):
+    topic = f"verify-{unique}"
+    remote = f"A.{topic}"
+    create_topic("A", topic, PARTITIONS)
+    produce(clusters.source, topic, records("first", 300, PARTITIONS))
+    path = mm2_properties(topic)
+    run_caught_up(path, tmp_path / "state")
+
+    report = verify(path, spark=spark)
+    assert report.whole, report.to_json()
+    [flow] = report.flows
+    assert sum(p.source_records for p in flow.partitions) == sum(p.target_records for p in flow.partitions) == 300
+    assert report.records == 600 and report.records_per_s > 0
+
+    # damage: the target's first 5 records of partition 0 deleted; a second copy of a source record written to
+    # partition 1 by hand; then, with a mask changing one record on the way, 30 more records copied
+    AdminClient({"bootstrap.servers": clusters.target}).delete_records(
+        [TopicPartition(remote, 0, 5)])[TopicPartition(remote, 0, 5)].result(30)
+    original = read_all(clusters.source, topic, PARTITIONS)[1][7]
+    produce(clusters.target, remote, [KafkaRecord(1, -1, original.key, original.value, original.headers,
+                                                  original.timestamp_type, original.timestamp)])
+    produce(clusters.source, topic, records("second", 30, PARTITIONS))
+    masked = tmp_path / "masked.properties"
+    masked.write_text(path.read_text() + "sparkmirror.mask.value = CASE WHEN partition = 2 AND offset = 105 "
+                                         "THEN CAST('tampered' AS BINARY) ELSE value END\n")
+    run_caught_up(masked, tmp_path / "state")
+    # a tail the flow never copied
+    produce(clusters.source, topic, [r for r in records("tail", 6, PARTITIONS) if r.partition == 0])
+
+    found = differences(verify(path, spark=spark))
+    assert {(MISSING, 0, o, None) for o in range(5)} <= found  # below the target's log start
+    assert (DUPLICATE, 1, 7, 100) in found  # the hand-written copy landed at offset 100, after 100 copied ones
+    assert (CHANGED, 2, 105, 105) in found
+    assert len(found) == 5 + 1 + 1, found  # the tail is the flow's lag here: not a difference
+    [flow] = verify(path, spark=spark).flows
+    assert [p.not_copied_yet for p in flow.partitions] == [2, 0, 0]
+
+    ended = differences(verify(path, spark=spark, to_end=True))
+    assert {(MISSING, 0, o, None) for o in (110, 111)} <= ended  # with --to-end the tail is missing
+
+    # the flow's own SQL rules are honoured: with the mask, record 105 is what the flow writes
+    assert not any(kind == CHANGED for kind, *_ in differences(verify(masked, spark=spark)))
+
+
+def test_a_hand_made_copy_out_of_order_is_found(clusters, create_topic, mm2_properties, spark, unique):
+    """No flow ran: no offset syncs, so both partitions are compared to their ends (as for MM2's sparse ones)."""
+    topic = f"verify-order-{unique}"
+    create_topic("A", topic, 1)
+    create_topic("B", f"A.{topic}", 1)
+    sent = records("order", 10)
+    produce(clusters.source, topic, sent)
+    copy = [*sent[:3], sent[4], sent[3], *sent[5:]]  # offsets 3 and 4 swapped
+    produce(clusters.target, f"A.{topic}", copy)
+    report = verify(mm2_properties(topic), spark=spark)
+    assert differences(report) == {(OUT_OF_ORDER, 0, 4, 3)}
+    assert not report.whole
