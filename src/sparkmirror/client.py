@@ -24,8 +24,10 @@ from sparkmirror.errors import AdminOperationError, ClusterUnreachableError, Spa
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.groups import ConsumerGroups
 from sparkmirror.kafka.internal_log import read_internal_topic
+from sparkmirror.kafka.records import read_range
 from sparkmirror.offsets.checkpoints import CheckpointKey, key_of, latest_checkpoints
 from sparkmirror.offsets.codec import Checkpoint, decode_checkpoint
+from sparkmirror.offsets.drill import DrillPartition, judge_partition
 from sparkmirror.offsets.failover import (
     FlowSyncs,
     PartitionTranslation,
@@ -39,8 +41,8 @@ from sparkmirror.offsets.translation import SyncIndex
 from sparkmirror.pipeline.class_host import ensure_class_host
 from sparkmirror.policy.replication import should_replicate_topic
 
-__all__ = ["OffsetTranslation", "PartitionTranslation", "failback", "failover", "read_checkpoints",
-           "read_offset_syncs", "translate_offsets"]
+__all__ = ["DrillReport", "OffsetTranslation", "PartitionTranslation", "drill", "failback", "failover",
+           "read_checkpoints", "read_offset_syncs", "translate_offsets"]
 
 logger = logging.getLogger(__name__)
 
@@ -247,3 +249,54 @@ def failback(config: ConfigLike, group: str, source: str, target: str, apply: bo
     target's topics translate back through the target->source flow's syncs; topics local to `source` go
     forward through source->target, as in failover."""
     return _move(config, group, source, target, apply, allow_untranslated)
+
+
+DRILL_WINDOW = 1000  # source records read on each side of a committed offset
+
+
+@dataclass(frozen=True)
+class DrillReport:
+    """A failover drill of one group: per partition what it would re-read and miss; nothing was changed."""
+
+    group: str
+    source: str
+    target: str
+    partitions: list[DrillPartition]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(p.ok for p in self.partitions)
+
+    def to_json(self) -> dict:
+        from dataclasses import asdict
+
+        return {"group": self.group, "source": self.source, "target": self.target, "ok": self.ok,
+                "warnings": self.warnings, "partitions": [asdict(p) for p in self.partitions]}
+
+
+def drill(config: ConfigLike, group: str, source: str, target: str, window: int = DRILL_WINDOW) -> DrillReport:
+    """Rehearse `group`'s failover from `source` to `target` without moving it: translate its committed offsets,
+    read the record it would read first on `target` and find it among the records it would read next on
+    `source` (offsets/drill.py). Reads only: no offset is committed anywhere."""
+    plan = translate_offsets(config, group, source, target)
+    if plan.method != "live":
+        raise FailoverRefused(f"cluster '{source}' does not answer: a drill compares both clusters' records, so it "
+                              f"needs both; `sparkmirror failover` works from the checkpoints alone")
+    forward = _config(config).flow(source, target)
+    source_settings, target_settings = _settings(forward, source), _settings(forward, target)
+    source_admin = ClusterAdmin(source, source_settings)
+    rows = []
+    for t in plan.partitions:
+        if t.remote_topic is None or t.downstream_offset is None:
+            rows.append(judge_partition(t.topic, t.partition, t.upstream_offset, t.remote_topic, None, [], None, 0,
+                                        t.note))
+            continue
+        low, high = source_admin.watermarks(t.topic, t.partition + 1)[t.partition]
+        around = read_range(source_settings, t.topic, t.partition, max(low, t.upstream_offset - window),
+                            min(high, t.upstream_offset + window))
+        first = read_range(target_settings, t.remote_topic, t.partition, t.downstream_offset,
+                           t.downstream_offset + window)[:1]
+        rows.append(judge_partition(t.topic, t.partition, t.upstream_offset, t.remote_topic, t.downstream_offset,
+                                    around, first[0] if first else None, high))
+    return DrillReport(group, source, target, rows, list(plan.warnings))

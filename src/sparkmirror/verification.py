@@ -67,9 +67,11 @@ def plan_flow(flow: FlowConfig, topics: Sequence[str] = (), to_end: bool = False
 
 def verify(config: MirrorMakerConfig | str | Path, flows: Sequence[str] = (), topics: Sequence[str] = (),
            to_end: bool = False, from_offset: int | None = None, spark=None,
-           progress: Progress = lambda _line: None) -> VerifyReport:
+           progress: Progress = lambda _line: None, on_session: Callable[[object], None] = lambda _s: None
+           ) -> VerifyReport:
     """Verify the named flows (default: every enabled one). `spark`: a SparkSession to use (else one is built
-    from the file's `spark.*` settings, and stopped at the end)."""
+    from the file's `spark.*` settings, and stopped at the end); `on_session` is handed it (a progress display
+    reads its stages)."""
     cfg = config if isinstance(config, MirrorMakerConfig) else load_config(config)
     chosen = select_flows(cfg, flows)
     own_session = spark is None
@@ -77,6 +79,7 @@ def verify(config: MirrorMakerConfig | str | Path, flows: Sequence[str] = (), to
         from sparkmirror.pipeline.session import build_spark_session
 
         spark = build_spark_session(cfg.spark)
+    on_session(spark)
     began = time.monotonic()
     verdicts, notes, records = [], [], 0
     try:

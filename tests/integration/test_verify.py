@@ -11,7 +11,8 @@ from sparkmirror.offsets.verification import CHANGED, DUPLICATE, MISSING, OUT_OF
 from sparkmirror.testing.records import read_all
 from sparkmirror.verification import verify
 
-from .conftest import produce, records
+from .conftest import count_records, produce, records, wait_until
+from .mm2_interop import running_mm2
 
 PARTITIONS = 3
 
@@ -79,3 +80,17 @@ def test_a_hand_made_copy_out_of_order_is_found(clusters, create_topic, mm2_prop
     report = verify(mm2_properties(topic), spark=spark)
     assert differences(report) == {(OUT_OF_ORDER, 0, 4, 3)}
     assert not report.whole
+
+
+def test_a_copy_made_by_real_mm2_is_whole(clusters, create_topic, spark, tmp_path, unique):
+    topic = f"verify-mm2-{unique}"
+    create_topic("A", topic, PARTITIONS)
+    produce(clusters.source, topic, records("mm2", 300, PARTITIONS))
+    with running_mm2(clusters.source, clusters.target, [topic]) as mm2:
+        config = tmp_path / "mm2.properties"
+        config.write_text(mm2.properties)
+        wait_until(lambda: count_records(clusters.target, f"A.{topic}") == 300, 120, "MM2's copy")
+        report = verify(config, topics=[topic], spark=spark)  # beside the live MM2, as beside a live flow
+    assert report.whole, report.to_json()
+    [flow] = report.flows
+    assert sum(p.matched for p in flow.partitions) == 300

@@ -5,6 +5,7 @@ Exceptions map to exit codes in one place, `cli/common.guard`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -197,6 +198,36 @@ def offsets_translate(obj: dict[str, bool], config_file: Path, group: str, sourc
 
         _print_translation(client.translate_offsets(load(config_file, ())[0], group, source, target), as_json)
         return ExitStatus.SUCCESS
+
+    guard(action, obj["traceback"])
+
+
+@cli.command("drill")
+@_offsets_options
+@click.pass_obj
+def drill(obj: dict[str, bool], config_file: Path, group: str, source: str, target: str, as_json: bool) -> None:
+    """A failover drill that changes nothing: per partition of --group, the record it would read first on --to
+    (at its translated offset) found among those it would read next on --from: "would re-read N, would miss M".
+    Exit code 0 when it would miss nothing, 4 otherwise."""
+
+    def action() -> int:
+        from sparkmirror import client
+
+        report = client.drill(load(config_file, ())[0], group, source, target)
+        if as_json:
+            click.echo(json.dumps(report.to_json(), indent=2))
+        else:
+            for warning in report.warnings:
+                click.echo(f"warning: {warning}")
+            for p in report.partitions:
+                verdict = (f"would re-read {p.reread}, would miss {p.miss}" if p.miss is not None
+                           else "unknown")
+                lag = f"; {p.not_replicated} record(s) not replicated yet" if p.not_replicated else ""
+                click.echo(f"{p.topic}-{p.partition}: committed {p.committed} on {source} -> "
+                           f"{p.remote_topic or '-'}@{'-' if p.translated is None else p.translated} on {target}: "
+                           f"{verdict}{lag}{'; ' + p.note if p.note else ''}")
+            click.echo(f"drill of group '{group}': nothing committed, nothing moved")
+        return ExitStatus.SUCCESS if report.ok else ExitStatus.MISMATCH
 
     guard(action, obj["traceback"])
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,11 +74,27 @@ def verify(obj: dict[str, bool], config_file: Path, flows: tuple[str, ...], topi
     out-of-order records, with their offsets. Reads only; runs beside a live flow. Exit code 0 when every copy
     is whole, 4 when something differs."""
     def action() -> int:
+        from sparkmirror.cli.progress_display import ProgressDisplay, duration
+        from sparkmirror.pipeline.verification import task_progress
         from sparkmirror.verification import verify as run_verify
 
         config, _, _ = load(config_file, ())
-        report = run_verify(config, flows, topics, to_end, from_offset,
-                            progress=(lambda line: None) if as_json else (lambda line: click.echo(line, err=True)))
+        shown = {"step": "starting Spark", "spark": None, "began": time.monotonic()}
+
+        def render() -> list[str]:
+            done, total = task_progress(shown["spark"]) if shown["spark"] is not None else (0, 0)
+            tasks = f"; Spark tasks {done}/{total}" if total else ""
+            return [f"verify: {shown['step']}{tasks}; {duration(time.monotonic() - shown['began'])}"]
+
+        def step(line: str) -> None:
+            shown["step"] = line
+            if display is not None and not display.active:
+                click.echo(line, err=True)
+
+        display = ProgressDisplay(render) if not as_json else None
+        with display or contextlib.nullcontext():
+            report = run_verify(config, flows, topics, to_end, from_offset, progress=step,
+                                on_session=lambda spark: shown.update(spark=spark))
         if as_json:
             click.echo(json.dumps(report.to_json(), indent=2))
         else:

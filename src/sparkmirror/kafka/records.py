@@ -9,7 +9,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, Consumer, TopicPartition
+from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, Consumer, KafkaError, TopicPartition
+
+from sparkmirror.model import KafkaRecord
 
 
 def has_records_between(settings: Mapping[str, str], topic: str, partition: int, start: int, end: int,
@@ -72,6 +74,40 @@ def oldest_records(settings: Mapping[str, str], ranges: Mapping[tuple[str, int],
                     del pending[tp]
             if answered:
                 consumer.pause([TopicPartition(t, p) for t, p in answered])
+        return out
+    finally:
+        consumer.close()
+
+
+def read_range(settings: Mapping[str, str], topic: str, partition: int, start: int, end: int,
+               timeout_s: float = 30.0) -> list[KafkaRecord]:
+    """The records a consumer with these settings sees at offsets start..end-1 of one partition, in order (the
+    failover drill's windows). Stops at `end`, at the partition's end, or when `timeout_s` runs out (then what
+    was read so far: the caller compares only what it has)."""
+    if start >= end:
+        return []
+    consumer = Consumer({**settings, "group.id": f"sparkmirror-drill-{time.time_ns()}",
+                         "enable.auto.commit": "false", "enable.auto.offset.store": "false",
+                         "enable.partition.eof": "true", "auto.offset.reset": "earliest"})
+    out: list[KafkaRecord] = []
+    try:
+        consumer.assign([TopicPartition(topic, partition, start)])
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            msg = consumer.poll(OLDEST_POLL_S)
+            if msg is None:
+                continue
+            if msg.error():
+                if msg.error().code() == KafkaError._PARTITION_EOF:
+                    break
+                continue
+            if msg.offset() >= end:
+                break
+            kind, timestamp = msg.timestamp()
+            out.append(KafkaRecord(partition, msg.offset(), msg.key(), msg.value(),
+                                   tuple((k, v) for k, v in (msg.headers() or ())), kind, timestamp))
+            if msg.offset() + 1 >= end:
+                break
         return out
     finally:
         consumer.close()

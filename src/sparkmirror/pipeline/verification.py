@@ -148,3 +148,14 @@ def _unmatched(row, copy_of: int | None = None) -> Unmatched:
     anchor = row["anchor"]
     return Unmatched(row["offset"], row["rank"], (anchor["s"], anchor["t"]) if anchor is not None else (-1, -1),
                      copy_of)
+
+
+def task_progress(spark: SparkSession) -> tuple[int, int]:
+    """(tasks done, tasks) of the Spark stages running now: what a terminal shows while verify runs."""
+    tracker = spark.sparkContext.statusTracker()
+    done = total = 0
+    for stage_id in tracker.getActiveStageIds():
+        info = tracker.getStageInfo(stage_id)
+        if info is not None:
+            done, total = done + info.numCompletedTasks, total + info.numTasks
+    return done, total
