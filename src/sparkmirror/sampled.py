@@ -30,7 +30,9 @@ class SampledStat:
     Not thread-safe: its owner holds a lock around it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, window_s: float = WINDOW_S, slot_s: float = SLOT_S) -> None:
+        self._window_s = window_s
+        self._slot_s = slot_s
         self._slots: deque[list[float]] = deque()
         self.last = 0.0
 
@@ -40,7 +42,7 @@ class SampledStat:
 
     def add(self, now_s: float, count: float, total: float, low: float, high: float) -> None:
         """Several values at once: their count, sum, min and max."""
-        slot = now_s // SLOT_S
+        slot = now_s // self._slot_s
         if self._slots and self._slots[-1][0] == slot:
             s = self._slots[-1]
             s[1] += count
@@ -52,7 +54,7 @@ class SampledStat:
         self._prune(now_s)
 
     def _prune(self, now_s: float) -> None:
-        oldest = (now_s - WINDOW_S) // SLOT_S
+        oldest = (now_s - self._window_s) // self._slot_s
         while self._slots and self._slots[0][0] <= oldest:
             self._slots.popleft()
 

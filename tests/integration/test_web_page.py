@@ -42,7 +42,17 @@ def _flow(source: str, target: str, state: str, lag_records: int | None, lag_sec
             "failure": "the query failed: target C unreachable" if state == "failed" else None,
             "records": 1200, "bytes": 50000, "records_per_s": rate, "bytes_per_s": None if rate is None else rate * 40,
             "lag_records": lag_records, "lag_seconds": lag_seconds, "rpo_records": lag_records,
-            "rpo_seconds": lag_seconds, "restarts": 1, "retries": 0, "partitions": list(partitions), "jobs": list(jobs)}
+            "rpo_seconds": lag_seconds, "restarts": 1, "retries": 0, "removed_before_copy": 0,
+            "recent_records_per_s": None, "condition": None, "condition_level": None, "quiet_s": None,
+            "partitions": list(partitions), "jobs": list(jobs)}
+
+
+NOT_COLUMNS = ("source", "target", "bytes", "partitions", "jobs", "condition", "condition_level", "quiet_s")
+
+
+def well(colour: str) -> dict:
+    """An edge's fields of a status without a recent rate or condition (as before issue 34), drawn in `colour`."""
+    return {"recent_records_per_s": None, "condition": None, "colour": colour}
 
 
 CHECKPOINT_ERROR = "AdminOperationError: list consumer group offsets of g1 on cluster C: timed out"
@@ -149,16 +159,16 @@ def test_page_draws_every_cluster_flow_partition_and_job(serve, tmp_path):
     assert view.updated_time_ms == STATUS["time_ms"]
     assert sorted(view.clusters) == ["A", "B", "C"]
     assert view.edges == {
-        "A->B": {"state": "running", "lag_records": 0, "lag_seconds": 0, "records_per_s": 400,
+        "A->B": {"state": "running", "lag_records": 0, "lag_seconds": 0, "records_per_s": 400, **well("ok"),
                  "label": "lag 0 rec · 0.0 s · 400 rec/s"},
-        "B->A": {"state": "running", "lag_records": 250, "lag_seconds": 1.5, "records_per_s": 80,
+        "B->A": {"state": "running", "lag_records": 250, "lag_seconds": 1.5, "records_per_s": 80, **well("ok"),
                  "label": "lag 250 rec · 1.5 s · 80 rec/s"},
         "A->C": {"state": "running", "lag_records": 48000, "lag_seconds": 95.25, "records_per_s": 1250,
-                 "label": "lag 48,000 rec · 95 s · 1,250 rec/s"},
+                 **well("warn"), "label": "lag 48,000 rec · 95 s · 1,250 rec/s"},
     }
     for flow in STATUS["flows"]:
         row = view.flows[flow["name"]]
-        expected = {k: v for k, v in flow.items() if k not in ("source", "target", "bytes", "partitions", "jobs")}
+        expected = {k: v for k, v in flow.items() if k not in NOT_COLUMNS}
         assert row == expected, flow["name"]
         for p in flow["partitions"]:
             assert view.partitions[(flow["name"], p["topic"], p["partition"])] == {**p, "flow": flow["name"]}
@@ -181,7 +191,7 @@ def test_page_follows_the_status_live(serve, tmp_path):
     assert view.edges["B->A"]["state"] == "failed"
     assert view.flows["B->A"]["failure"] == "the query failed: target A unreachable"
     assert view.edges["C->B"] == {"state": "idle", "lag_records": None, "lag_seconds": None, "records_per_s": None,
-                                  "label": "lag – rec · – s · – rec/s"}
+                                  **well("idle"), "label": "lag – rec · – s · – rec/s"}
     assert view.flows["C->B"]["lag_records"] is None
     assert not view.jobs[("A->C", "emit checkpoints")]["failed"]
 
@@ -215,3 +225,52 @@ def test_page_is_self_contained():
     assert re.findall(r"\w+://[^\s\"'<>)]*", page) == ["http://www.w3.org/2000/svg"]
     assert not re.search(r"<(link|img|iframe)\b|<script[^>]*\bsrc=|@import|url\((?!#)", page)
     assert 'fetch("api/status"' in page
+
+
+B_DOWN = "cluster 'B' is unreachable at bootstrap.servers=127.0.0.1:9: no broker"
+OUTAGE: dict[str, Any] = {
+    "time_ms": 1_700_000_000_000, "clusters": ["A", "B", "C"],
+    "cluster_states": [{"name": "A", "state": "up", "error": None, "since_ms": 1_699_999_000_000, "checked_ms": 0},
+                       {"name": "B", "state": "down", "error": B_DOWN, "since_ms": 1_699_999_987_000,
+                        "checked_ms": 0},
+                       {"name": "C", "state": "up", "error": None, "since_ms": 1_699_999_000_000, "checked_ms": 0}],
+    "flows": [{**_flow("A", "B", "running", 9000, 13.0, 692.0), "recent_records_per_s": 0.0,
+               "condition": "target B down", "condition_level": "bad", "quiet_s": 13.0},
+              {**_flow("C", "A", "running", 40, 20.0, 3.0), "recent_records_per_s": 0.0,
+               "condition": "stalled: nothing written for 20 s, 40 records behind", "condition_level": "warn",
+               "quiet_s": 20.0},
+              {**_flow("A", "C", "running", 0, 0.0, 50.0), "recent_records_per_s": 55.0}],
+    "heartbeat_pairs": [
+        {"name": "B->A", "source": "B", "target": "A", "state": "beating", "interval_s": 1.0, "beats": 40,
+         "failures": 0, "failures_in_a_row": 0, "last_error": None, "last_beat_ms": 0, "last_beat_age_s": 0.5},
+        {"name": "C->B", "source": "C", "target": "B", "state": "failing", "interval_s": 1.0, "beats": 27,
+         "failures": 4, "failures_in_a_row": 4, "last_error": "write to 'heartbeats' timed out",
+         "last_beat_ms": 0, "last_beat_age_s": 13.0}]}
+KEPT_OUTAGE_SCREENSHOT = KEPT_SCREENSHOT.parent / "web-view-cluster-down.png"
+
+
+def test_page_draws_a_cluster_down_its_flows_not_green_with_their_recent_rate_and_the_heartbeat_pairs(serve, tmp_path):
+    screenshot = tmp_path / "cluster-down.png"
+    dom = render(serve(OUTAGE).url, screenshot, budget_ms=2000, window=(1400, 1500))
+    KEPT_OUTAGE_SCREENSHOT.parent.mkdir(exist_ok=True)
+    shutil.copyfile(screenshot, KEPT_OUTAGE_SCREENSHOT)
+    view = read_web_view(dom)
+
+    assert {a: n["state"] for a, n in view.nodes.items()} == {"A": "up", "B": "down", "C": "up"}
+    assert view.nodes["B"]["error"] == B_DOWN and B_DOWN in str(view.nodes["B"]["title"])
+    assert str(view.nodes["B"]["title"]).startswith("cluster B: down for 13 s")
+    a_b, c_a, a_c = view.edges["A->B"], view.edges["C->A"], view.edges["A->C"]
+    assert (a_b["state"], a_b["colour"], a_b["condition"]) == ("running", "bad", "target B down")
+    assert a_b["label"] == "target B down · lag 9,000 rec · 13 s · 0.0 rec/s"  # not the minute's 692
+    assert (c_a["colour"], c_a["label"]) == ("warn", "stalled: nothing written for 20 s, 40 records behind · "
+                                                     "lag 40 rec · 20 s · 0.0 rec/s")
+    assert (a_c["colour"], a_c["label"]) == ("ok", "lag 0 rec · 0.0 s · 55 rec/s")
+    assert view.flows["A->B"]["state"] == "running" and view.flows["A->B"]["recent_records_per_s"] == 0
+    assert ">running, target B down</span>" in dom  # the state badge's text
+    assert "3 clusters (B down)" in dom and "55 rec/s" in dom  # the header sums the recent rates
+    assert view.beats == {"B->A": {"state": "beating", "beats": 40, "last_beat_age_s": 0.5,
+                                   "label": "♥ 40 · 0.5 s ago"},
+                          "C->B": {"state": "failing", "beats": 27, "last_beat_age_s": 13,
+                                   "label": "♥ 27 · 13 s ago"}}
+    assert view.heartbeat_pairs["C->B"]["failed"] and not view.heartbeat_pairs["B->A"]["failed"]
+    assert view.heartbeat_pairs["C->B"]["last_error"] == "write to 'heartbeats' timed out"

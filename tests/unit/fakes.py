@@ -84,7 +84,9 @@ class FakeCluster:
         for p in range(partitions):
             self.ends[(name, p)] = end
 
-    def probe(self) -> None:
+    def probe(self, timeout_s: float = 10.0) -> None:
+        if self.answering is not None and not self.answering.wait(min(timeout_s, UNANSWERED_LIMIT_S)):
+            raise ClusterUnreachableError(self.alias, "fake:9092", f"no answer within {timeout_s} s")
         if self.down:
             raise ClusterUnreachableError(self.alias, "fake:9092", "down")
 

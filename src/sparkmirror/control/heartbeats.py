@@ -32,6 +32,7 @@ class HeartbeatEmitter:
         self._clients = clients
         self._clock = clock
         self._writer: LogWriter | None = None
+        self.last_beat_ms: int | None = None  # the timestamp of the last heartbeat the target acknowledged
 
     def start(self) -> LogWriter:
         """Create the heartbeats topic and the writer; idempotent."""
@@ -49,6 +50,7 @@ class HeartbeatEmitter:
         writer = self.start()
         beat = Heartbeat(self.pair.source, self.pair.target, int(self._clock() * 1000))
         writer.write(self.pair.heartbeats_topic, [encode_heartbeat(beat)])
+        self.last_beat_ms = beat.timestamp_ms
 
     def close(self) -> None:
         """Flush and close the writer, if one was made."""

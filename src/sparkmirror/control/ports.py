@@ -23,7 +23,9 @@ class TopicAdmin(Protocol):
 
     alias: str
 
-    def probe(self) -> None: ...
+    def probe(self, timeout_s: float = ...) -> None:
+        """Raise unless the cluster answers a metadata request within `timeout_s`."""
+        ...
 
     def topic_partitions(self) -> dict[str, int]: ...
 

@@ -30,7 +30,7 @@ from sparkmirror.pipeline import options
 from sparkmirror.runtime.engine import Engine, Query, QueryRequest, trigger_of
 from sparkmirror.runtime.progress import FlowProgress
 from sparkmirror.runtime.state import ACL_LEDGER_FILE, POSITIONS_FILE, AclLedgerFile, read_positions, write_positions
-from sparkmirror.runtime.status import FlowStatus
+from sparkmirror.runtime.status import STALL_AFTER_S, FlowStatus
 
 logger = logging.getLogger(__name__)
 
@@ -390,11 +390,18 @@ class FlowRunner:
                  else "running" if query is not None else "idle")
         checkpointer = self.control.checkpointer
         flow = self.flow
-        return FlowStatus(flow.name, state, failure, assignment, positions, self.progress.snapshot(),
+        progress = self.progress.snapshot()
+        quiet = None
+        if state == "running":  # since it last wrote, or since its query started (whichever came later)
+            since_start = time.monotonic() - self._started_at
+            quiet = since_start if progress.since_last_write_s is None else min(since_start,
+                                                                                 progress.since_last_write_s)
+        return FlowStatus(flow.name, state, failure, assignment, positions, progress,
                           len(restarts), restarts[-1].reason if restarts else None, flow.source, flow.target,
                           dict(plan.remote_topics) if plan is not None else {}, self.control.lag.latest,
                           checkpointer.metrics() if checkpointer is not None else None,
-                          tuple(f.strip() for f in flow.metric_names_formats.split(",")), owner)
+                          tuple(f.strip() for f in flow.metric_names_formats.split(",")), owner, quiet,
+                          max(STALL_AFTER_S, 2 * flow.report_interval_ms / 1000))
 
 
 def _describe_change(before: dict[str, int], after: dict[str, int], recreated: list[str]) -> str:

@@ -21,7 +21,8 @@ from sparkmirror.config.diff import ConfigDiff
 from sparkmirror.config.model import FlowConfig
 from sparkmirror.control.heartbeats import HeartbeatEmitter
 from sparkmirror.control.ports import Clients
-from sparkmirror.runtime.scheduler import Scheduler
+from sparkmirror.runtime.scheduler import JobStats, Scheduler
+from sparkmirror.runtime.status import HeartbeatPairStatus
 from sparkmirror.runtime.stopping import StopDeadline
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ class HeartbeatPairs:
         self._clock = clock
         self._emitters: dict[str, HeartbeatEmitter] = {}
         self._loops: dict[str, Scheduler] = {}  # by target alias
+        self._stats: dict[str, JobStats] = {}  # every loop's, by job name `<pair>: emit heartbeats`
         self._stop = threading.Event()
         self._started = False
 
@@ -52,6 +54,17 @@ class HeartbeatPairs:
     @property
     def emitters(self) -> tuple[HeartbeatEmitter, ...]:
         return tuple(self._emitters.values())
+
+    def status(self) -> tuple[HeartbeatPairStatus, ...]:
+        """Each pair beating now: its beats and failures since the process started; safe from any thread."""
+        out = []
+        for name, emitter in list(self._emitters.items()):
+            stats = self._stats.get(f"{name}: {JOB}", JobStats())
+            pair = emitter.pair
+            out.append(HeartbeatPairStatus(name, pair.source, pair.target, pair.emit_heartbeats.interval_s,
+                                           stats.runs - stats.failures, stats.failures, stats.failures_in_a_row,
+                                           stats.last_error, emitter.last_beat_ms))
+        return tuple(out)
 
     def add(self, pair: FlowConfig) -> None:
         """Beat for `pair` every `emit.heartbeats.interval.seconds`, starting one interval from now; a pair whose
@@ -134,7 +147,7 @@ class HeartbeatPairs:
     def _loop(self, target: str) -> Scheduler:
         loop = self._loops.get(target)
         if loop is None:
-            loop = self._loops[target] = Scheduler(self._clock)
+            loop = self._loops[target] = Scheduler(self._clock, self._stats)
             if self._started:
                 self._start_thread(target, loop)
         return loop

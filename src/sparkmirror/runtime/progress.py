@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 from sparkmirror.model import PartitionSummary
 from sparkmirror.sampled import WINDOW_S, Distribution, SampledStat
 
+# The recent rate's window: short, so that a copy that stopped shows 0 within seconds (the window rate keeps a
+# minute's average), in 1 s slots.
+RECENT_S = 5.0
+RECENT_SLOT_S = 1.0
+
 # Upper bounds (seconds) of the report-duration histogram: a micro-batch, or a Real-Time Mode report interval.
 DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 
@@ -58,6 +63,8 @@ class ProgressSnapshot:
     durations: Durations | None = None
     # (source topic, partition) -> records removed at the source before they were copied (retention, DeleteRecords)
     removed: Mapping[tuple[str, int], int] = field(default_factory=dict)
+    recent_records_per_s: float = 0.0  # over the last RECENT_S: 0 soon after the copy stops
+    since_last_write_s: float | None = None  # since the last report that wrote records; None before the first
 
     @property
     def removed_records(self) -> int:
@@ -140,6 +147,7 @@ class FlowProgress:
         self._retries = 0
         self._written_again = 0
         self._removed: dict[tuple[str, int], int] = {}
+        self._recent = SampledStat(RECENT_S, RECENT_SLOT_S)  # count: records of the whole flow
         self._bucket_counts = [0] * len(DURATION_BUCKETS)
         self._durations = 0
         self._durations_sum = 0.0
@@ -175,6 +183,7 @@ class FlowProgress:
                 partition.add(now, s)
             if summaries:
                 self._last = now
+                self._recent.add(now, sum(s.records for s in summaries), 0, 0, 0)
                 self._add_duration(max(0.0, now - started_at))
 
     def _add_duration(self, seconds: float) -> None:
@@ -193,5 +202,9 @@ class FlowProgress:
             partitions = {key: p.snapshot(now, span) for key, p in self._partitions.items()}
             durations = Durations(tuple(zip(DURATION_BUCKETS, self._bucket_counts, strict=True)), self._durations,
                                   self._durations_sum, self._last_duration)
+            recent, _ = self._recent.totals(now)
+            recent_span = min(RECENT_S, now - self._started) if self._started is not None else RECENT_S
             return ProgressSnapshot(self.flow, self._batches, self._records, self._bytes, elapsed,
-                                    self._retries, self._written_again, partitions, durations, dict(self._removed))
+                                    self._retries, self._written_again, partitions, durations, dict(self._removed),
+                                    recent / max(recent_span, 1e-3),
+                                    None if self._last is None else max(0.0, now - self._last))

@@ -3,12 +3,12 @@ its control loop.
 
 Each part has its home: the checks and previews before the flows run (runtime/preflight.py), the flows' lives,
 retries and checks (runtime/flows.py), their jobs on loops of their own (runtime/flow_loops.py), the heartbeats
-of the pairs no flow covers (runtime/heartbeats.py), which units this process runs (runtime/assignment.py, after
-runtime/ownership.py), hot reload (runtime/hot_reload.py, after runtime/reload.py) and the bounded stop
-(runtime/shutdown.py). The control loop, on a thread of its own, applies the coordination group's changes,
-checks the queries, runs the retries and applies reloads; no flow's job runs on it, so a cluster that is down
-delays none of that. The process ends with an error only when every flow fails to start (a problem of the
-set-up, not of a moment).
+of the pairs no flow covers (runtime/heartbeats.py), whether each cluster answers (runtime/reachability.py),
+which units this process runs (runtime/assignment.py, after runtime/ownership.py), hot reload
+(runtime/hot_reload.py, after runtime/reload.py) and the bounded stop (runtime/shutdown.py). The control loop,
+on a thread of its own, applies the coordination group's changes, checks the queries, runs the retries and
+applies reloads; no flow's job runs on it, so a cluster that is down delays none of that. The process ends with
+an error only when every flow fails to start (a problem of the set-up, not of a moment).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from sparkmirror.runtime.flows import Flows, flow_dir
 from sparkmirror.runtime.heartbeats import HeartbeatPairs
 from sparkmirror.runtime.hot_reload import HotReload
 from sparkmirror.runtime.ownership import Ownership, SoleOwnership
+from sparkmirror.runtime.reachability import ClusterProbes
 from sparkmirror.runtime.scheduler import Scheduler
 from sparkmirror.runtime.shutdown import Shutdown
 from sparkmirror.runtime.state import check_state_dir
@@ -89,6 +90,8 @@ class Supervisor:
                             self._activity, until_caught_up)
         # MM2's clusterPairs: the pairs no running flow beats for, each target cluster on a loop of its own
         self.heartbeats = HeartbeatPairs(self.clients, clock)
+        # whether each cluster answers, each probed on a loop of its own (ends with the process's stop)
+        self.probes = ClusterProbes(self.clients, self._stop, clock)
         self.assignment = Assignment(config, self._flows, self.heartbeats, clients, target_clusters, ownership)
         self.hot_reload = HotReload(self._flows, self.assignment, self.heartbeats, target_clusters)
         self._shutdown = Shutdown(self._stop, self._flows, self.heartbeats, self.hot_reload, self.assignment, engine,
@@ -125,6 +128,9 @@ class Supervisor:
         """Check clusters, then start every flow; a flow whose start fails is reported, the others run."""
         self._activity.now = "checking the clusters"
         self.check_clusters()
+        if not self.until_caught_up:  # from now on the status says which clusters answer
+            self.probes.watch(self.config.clusters)
+            self.probes.start()
         if self.flows:
             self.engine.prepare(lambda: preflight.real_time_slots_wanted(self.clients, self.flows.values()))
             self._activity.now = "checking the flows' SQL rules"
@@ -173,6 +179,7 @@ class Supervisor:
                 if self.hot_reload.requested and not self._stop.is_set():
                     self._activity.now = "applying a new configuration"
                     self.config = self.hot_reload.apply_reload(self.config)
+                    self.probes.watch(self.config.clusters)
             self._activity.now = "waiting"
             self._stop.wait(poll_s)
 
@@ -182,6 +189,7 @@ class Supervisor:
         self.scheduler.run_due(self._stop.is_set)
         self.loops.run_due()
         self.heartbeats.run_due()
+        self.probes.run_due()
 
     # -- status ----------------------------------------------------------------------------------------
     def status(self) -> Status:
@@ -196,7 +204,8 @@ class Supervisor:
                                       stats.last_error))
         owners = self.ownership.owners()
         return Status(tuple(runner.status(owners.get(name)) for name, runner in list(flows.items())), tuple(jobs),
-                      tuple(self.config.clusters), self.ownership.me, self.ownership.coordinated)
+                      tuple(self.config.clusters), self.ownership.me, self.ownership.coordinated,
+                      self.probes.health(), self.heartbeats.status())
 
     def _log_status(self) -> None:
         for line in self.status().lines():

@@ -124,13 +124,17 @@ class WebView:
     partition), jobs by (flow, job name). Edge and row values are parse_value()s of the data-* attributes."""
 
     clusters: tuple[str, ...]
-    edges: dict[str, dict[str, Value]]  # flow -> state, lag_records, lag_seconds, records_per_s, label
+    # flow -> state, lag_records, lag_seconds, records_per_s, recent_records_per_s, condition, colour, label
+    edges: dict[str, dict[str, Value]]
     flows: dict[str, dict[str, Value]]  # flow -> field -> value
     partitions: dict[tuple[str, str, int], dict[str, Value]]
     jobs: dict[tuple[str, str], dict[str, Value]]  # plus "failed": highlighted as failing (failures in a row)
     updates: int  # successful renders so far (body's data-updates)
     connection: str  # connecting, ok or lost
     updated_time_ms: int | None  # the time_ms of the status shown
+    nodes: dict[str, dict[str, Value]] = field(default_factory=dict)  # cluster -> state, error, since_ms, title
+    beats: dict[str, dict[str, Value]] = field(default_factory=dict)  # heartbeat pair -> state, beats, ..., label
+    heartbeat_pairs: dict[str, dict[str, Value]] = field(default_factory=dict)  # the table's rows by pair name
 
 
 @dataclass
@@ -147,10 +151,13 @@ class _WebViewParser(HTMLParser):
         self.updated: dict[str, str] = {}
         self.clusters: list[str] = []
         self.edges: dict[str, dict[str, Value]] = {}
+        self.nodes: dict[str, dict[str, Value]] = {}
+        self.beats: dict[str, dict[str, Value]] = {}
         self.rows: list[_Row] = []
         self._table: str | None = None
-        self._edge: str | None = None  # the flow whose edge label is being read
-        self._in_label = False
+        self._edge: dict[str, Value] | None = None  # the edge (flow or heartbeat pair) whose label is being read
+        self._node: dict[str, Value] | None = None  # the cluster whose tooltip is being read
+        self._in: str | None = None  # "text" or "title" of the edge or node being read
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
@@ -162,12 +169,15 @@ class _WebViewParser(HTMLParser):
             self._table = a.get("id")
         elif tag == "g" and "data-cluster" in a:
             self.clusters.append(a["data-cluster"])
+            self._node = self.nodes[a["data-cluster"]] = {**_data(a, "state", "error", "since_ms"), "title": ""}
         elif tag == "g" and "data-lag-records" in a:
-            self._edge = a["data-flow"]
-            self.edges[self._edge] = {k: parse_value(a.get("data-" + k.replace("_", "-"), ""))
-                                      for k in ("state", "lag_records", "lag_seconds", "records_per_s")}
-        elif tag == "text" and self._edge is not None:
-            self._in_label = True
+            self._edge = self.edges[a["data-flow"]] = _data(
+                a, "state", "lag_records", "lag_seconds", "records_per_s", "recent_records_per_s", "condition",
+                "colour")
+        elif tag == "g" and "data-pair" in a:
+            self._edge = self.beats[a["data-pair"]] = _data(a, "state", "beats", "last_beat_age_s")
+        elif tag in ("text", "title") and (self._edge is not None or self._node is not None):
+            self._in = tag
         elif tag == "tr" and self._table is not None and "data-flow" in a:
             self.rows.append(_Row(self._table, a))
         elif tag == "td" and "data-field" in a and self.rows:
@@ -176,14 +186,20 @@ class _WebViewParser(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "table":
             self._table = None
-        elif tag == "text":
-            self._in_label = False
+        elif tag in ("text", "title"):
+            self._in = None
         elif tag == "g":
-            self._edge = None
+            self._edge = self._node = None
 
     def handle_data(self, data: str) -> None:
-        if self._in_label and self._edge is not None:
-            self.edges[self._edge]["label"] = str(self.edges[self._edge].get("label") or "") + data
+        if self._in == "text" and self._edge is not None:
+            self._edge["label"] = str(self._edge.get("label") or "") + data
+        elif self._in == "title" and self._node is not None:
+            self._node["title"] = str(self._node["title"]) + data
+
+
+def _data(attrs: dict[str, str], *names: str) -> dict[str, Value]:
+    return {k: parse_value(attrs.get("data-" + k.replace("_", "-"), "")) for k in names}
 
 
 def _has_class(attrs: dict[str, str], name: str) -> bool:
@@ -210,4 +226,8 @@ def read_web_view(dom: str) -> WebView:
         updates=int(p.body.get("data-updates") or 0),
         connection=p.body.get("data-connection", ""),
         updated_time_ms=time_ms if isinstance(time_ms, int) else None,
+        nodes=p.nodes,
+        beats=p.beats,
+        heartbeat_pairs={r.attrs["data-flow"]: {**r.cells, "failed": _has_class(r.attrs, "failed")}
+                         for r in by_table.get("heartbeats", [])},
     )

@@ -93,6 +93,8 @@ class StatusCollector(Collector):
                         "started.", labels, values, job.failures)
             out.gauge("sparkmirror_job_failures_in_a_row", "Failed runs of the job since its last success.",
                       labels, values, job.failures_in_a_row)
+        _cluster_metrics(out, status)
+        _heartbeat_pair_metrics(out, status, now_ms)
         yield from out.families.values()
         yield _durations(histograms)
 
@@ -186,6 +188,8 @@ def _flow_metrics(out: _Families, flow: FlowStatus) -> None:
     for state in FLOW_STATES:
         out.gauge("sparkmirror_flow_state", "1 for the flow's current state (running, idle, failed, standby, stopped).",
                   [*FLOW_LABELS, "state"], [*values, state], 1.0 if flow.state == state else 0.0)
+    out.gauge("sparkmirror_flow_recent_record_rate", "Records replicated per second over the last 5 s (0 soon "
+              "after the copy stops).", FLOW_LABELS, values, flow.progress.recent_records_per_s)
     out.counter("sparkmirror_flow_restarts", "Starts of the flow's query (the first, topic-set changes, "
                 "retries).", FLOW_LABELS, values, flow.restarts)
     out.counter("sparkmirror_flow_retries", "Starts of the flow again after a failure, with back-off.",
@@ -197,6 +201,26 @@ def _flow_metrics(out: _Families, flow: FlowStatus) -> None:
         out.counter("sparkmirror_records_removed_before_copy", "Source records removed (retention, DeleteRecords) "
                     "before the flow copied them: the target never gets them.", PARTITION_LABELS,
                     [flow.source, flow.target, flow.remote(topic), str(partition)], records)
+
+
+def _cluster_metrics(out: _Families, status: Status) -> None:
+    for c in status.cluster_health:
+        if c.state != "unknown":
+            out.gauge("sparkmirror_cluster_up", "1 while the cluster answers its probe (every 2 s, 2 s timeout), "
+                      "0 while it does not.", ["cluster"], [c.alias], 1.0 if c.state == "up" else 0.0)
+
+
+def _heartbeat_pair_metrics(out: _Families, status: Status, now_ms: int) -> None:
+    for p in status.heartbeat_pairs:
+        values = [p.source, p.target]
+        out.counter("sparkmirror_heartbeat_pair_beats", "Heartbeats written for a heartbeat-only pair (MM2's "
+                    "clusterPairs) since the process started.", FLOW_LABELS, values, p.beats)
+        out.counter("sparkmirror_heartbeat_pair_failures", "Heartbeats of a heartbeat-only pair that could not be "
+                    "written since the process started.", FLOW_LABELS, values, p.failures)
+        age = p.age_s(now_ms)
+        out.gauge("sparkmirror_heartbeat_pair_last_beat_age_seconds", "Seconds since the last heartbeat of a "
+                  "heartbeat-only pair was written (NaN before the first).", FLOW_LABELS, values,
+                  math.nan if age is None else age)
 
 
 def _durations(flows: list[FlowStatus]) -> Metric:

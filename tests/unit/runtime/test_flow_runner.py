@@ -255,3 +255,19 @@ def test_a_stop_while_a_refresh_waits_for_a_cluster_stops_the_query_and_none_sta
     answer.set()
     thread.join(10)
     assert len(engine.queries) == 1 and run.query is None and run.status().state == "stopped"
+
+
+def test_a_running_flow_says_how_long_it_has_written_nothing_and_when_that_is_a_stall(tmp_path):
+    run, a, _, engine = runner(tmp_path, "sparkmirror.report.interval.ms = 4000\n")
+    a.add_topic("orders", 1, end=50)
+    assert run.status().quiet_s is None  # no query: nothing to be quiet about
+    run.start()
+    began = time.monotonic()
+    first = run.status().quiet_s
+    assert first is not None and 0 <= first <= time.monotonic() - began + 0.01  # since its query started
+    assert run.status().stall_after_s == 8.0  # two report intervals, more than STALL_AFTER_S
+    run._started_at -= 100  # the query started long ago and the report comes now
+    report_first_ten(engine)
+    assert run.status().quiet_s < 1.0  # since the report
+    run.failure = "query failed"
+    assert run.status().quiet_s is None

@@ -161,3 +161,22 @@ def test_close_leaves_a_loop_under_a_call_alone():
         beats.close(deadline)
         assert deadline.abandoned == []  # C's writers were not even tried
         assert not any(w.closed for w in clients.writers if w.cluster.alias == "C")
+
+
+def test_each_pair_says_how_many_beats_it_wrote_and_why_the_last_failed():
+    beats, clients, clock, _ = pairs()
+    assert {p.name: p.state for p in beats.status()} == dict.fromkeys(beats.names, "waiting")
+    clients.clusters["C"].down = True
+    clock.now = 1.0
+    beats.run_due()
+    status = {p.name: p for p in beats.status()}
+    b_to_a, a_to_c = status["B->A"], status["A->C"]
+    assert (b_to_a.state, b_to_a.beats, b_to_a.failures, b_to_a.source, b_to_a.target) == ("beating", 1, 0, "B", "A")
+    assert b_to_a.last_beat_ms is not None and b_to_a.age_s(b_to_a.last_beat_ms + 1500) == 1.5
+    assert (a_to_c.state, a_to_c.beats, a_to_c.failures_in_a_row, a_to_c.last_beat_ms) == ("failing", 0, 1, None)
+    assert "cluster down" in a_to_c.last_error
+    clients.clusters["C"].down = False
+    clock.now = 2.0
+    beats.run_due()
+    a_to_c = next(p for p in beats.status() if p.name == "A->C")
+    assert (a_to_c.state, a_to_c.beats, a_to_c.failures, a_to_c.failures_in_a_row) == ("beating", 1, 1, 0)

@@ -77,3 +77,20 @@ def test_report_durations_fill_a_cumulative_histogram():
     assert (d.count, d.sum_s, d.last_s) == (2, pytest.approx(3.2), 3.0)
     assert counts[0.1] == 0 and counts[0.25] == 1 and counts[2.5] == 1 and counts[5.0] == 2
     assert counts[DURATION_BUCKETS[-1]] == 2
+
+
+def test_recent_rate_falls_to_zero_seconds_after_the_copy_stops_while_the_window_rate_remembers():
+    clock = Clock(100.0)
+    progress = FlowProgress("A->B", clock=clock)
+    assert (progress.snapshot().recent_records_per_s, progress.snapshot().since_last_write_s) == (0.0, None)
+    for second in range(20):  # 100 records a second for 20 s
+        clock.now = 100.0 + second
+        progress.record(second, [summary(0, 100)], started_at=clock.now - 0.1)
+    snap = progress.snapshot()
+    assert snap.recent_records_per_s == pytest.approx(100, rel=0.25)
+    assert snap.since_last_write_s == 0.0
+    clock.now += 6  # the copy stopped 6 s ago
+    snap = progress.snapshot()
+    assert snap.recent_records_per_s == 0.0
+    assert snap.since_last_write_s == 6.0
+    assert snap.window_records_per_s > 30  # a minute's average still counts the copy that stopped

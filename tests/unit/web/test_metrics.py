@@ -104,3 +104,27 @@ def test_flow_state_restarts_jobs_and_durations():
     assert m[("sparkmirror_batch_duration_seconds_bucket", labels(source="A", target="B", le="1.0"))] == 3
     assert m[("sparkmirror_batch_duration_seconds_count", FLOW)] == 3
     assert m[("sparkmirror_batch_duration_seconds_sum", FLOW)] == 1.5
+
+
+def test_clusters_up_or_down_heartbeat_pairs_and_the_recent_rate():
+    from dataclasses import replace
+
+    from sparkmirror.runtime.status import ClusterHealth, HeartbeatPairStatus
+
+    f = flow_status()
+    f = replace(f, progress=replace(f.progress, recent_records_per_s=42.0))
+    status = Status((f,), clusters=("A", "B", "C"),
+                    cluster_health=(ClusterHealth("A", "up", None, 0, 0), ClusterHealth("B", "down", "gone", 0, 0),
+                                    ClusterHealth("C", "unknown", None, None, None)),
+                    heartbeat_pairs=(HeartbeatPairStatus("B->A", "B", "A", 1.0, 7, 2, 0, None, NOW_MS - 3000),
+                                     HeartbeatPairStatus("C->A", "C", "A", 1.0, 0, 1, 1, "C down", None)))
+    m = scrape(status)
+    assert m[("sparkmirror_cluster_up", labels(cluster="A"))] == 1
+    assert m[("sparkmirror_cluster_up", labels(cluster="B"))] == 0
+    assert ("sparkmirror_cluster_up", labels(cluster="C")) not in m  # not probed yet: no sample
+    assert m[("sparkmirror_flow_recent_record_rate", FLOW)] == 42.0
+    b_a, c_a = labels(source="B", target="A"), labels(source="C", target="A")
+    assert m[("sparkmirror_heartbeat_pair_beats_total", b_a)] == 7
+    assert m[("sparkmirror_heartbeat_pair_failures_total", b_a)] == 2
+    assert m[("sparkmirror_heartbeat_pair_last_beat_age_seconds", b_a)] == 4.0  # scraped 1 s after NOW_MS
+    assert math.isnan(m[("sparkmirror_heartbeat_pair_last_beat_age_seconds", c_a)])

@@ -34,3 +34,33 @@ def test_a_standby_flow_names_the_process_that_runs_it():
     doc = status_json(status, NOW_MS)
     assert (doc["process"], doc["coordinated"]) == ("sparkmirror-h1-3", True)
     assert (doc["flows"][0]["state"], doc["flows"][0]["owner"]) == ("standby", "sparkmirror-h2-7")
+
+
+def test_clusters_down_a_flows_condition_its_recent_rate_and_heartbeat_pairs():
+    from dataclasses import replace
+
+    from sparkmirror.runtime.status import ClusterHealth, HeartbeatPairStatus
+
+    f = flow_status()
+    f = replace(f, progress=replace(f.progress, recent_records_per_s=0.0, since_last_write_s=9.0), quiet_s=9.0)
+    status = Status((f,), clusters=("A", "B"),
+                    cluster_health=(ClusterHealth("A", "up", None, NOW_MS - 60_000, NOW_MS),
+                                    ClusterHealth("B", "down", "cluster 'B' is unreachable", NOW_MS - 8000, NOW_MS)),
+                    heartbeat_pairs=(HeartbeatPairStatus("B->A", "B", "A", 1.0, 7, 2, 2, "B down", NOW_MS - 3000),))
+    doc = status_json(status, NOW_MS)
+    assert doc["clusters"] == ["A", "B"]  # as before: names
+    assert doc["cluster_states"] == [
+        {"name": "A", "state": "up", "error": None, "since_ms": NOW_MS - 60_000, "checked_ms": NOW_MS},
+        {"name": "B", "state": "down", "error": "cluster 'B' is unreachable", "since_ms": NOW_MS - 8000,
+         "checked_ms": NOW_MS}]
+    [flow] = doc["flows"]
+    assert (flow["state"], flow["condition"], flow["condition_level"]) == ("running", "target B down", "bad")
+    assert (flow["records_per_s"], flow["recent_records_per_s"], flow["quiet_s"]) == (15.0, 0.0, 9.0)
+    assert doc["heartbeat_pairs"] == [{"name": "B->A", "source": "B", "target": "A", "state": "failing",
+                                       "interval_s": 1.0, "beats": 7, "failures": 2, "failures_in_a_row": 2,
+                                       "last_error": "B down", "last_beat_ms": NOW_MS - 3000, "last_beat_age_s": 3.0}]
+
+
+def test_a_flow_well_has_no_condition():
+    [flow] = status_json(Status((flow_status(),)), NOW_MS)["flows"]
+    assert (flow["condition"], flow["condition_level"], flow["recent_records_per_s"]) == (None, None, 0.0)
