@@ -1,4 +1,8 @@
-"""The benchmark harness runs end to end on tiny sizes and reports every field. No timing is asserted."""
+"""The benchmark harness runs end to end on tiny sizes and reports every field. No timing is asserted.
+
+Its default modes only (throughput, latency, scale): `metrics` and `transforms` add nine more replicator starts
+(about two and a half minutes of the suite's 45); the transforms mode's figures have unit tests
+(tests/unit/benchmarks/test_transforms_mode.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ def test_quick_benchmark_reports_every_field(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--quick", "--records", "3000", "--partitions", "3",
          "--latency-seconds", "3", "--latency-rate-mb", "1", "--scale-topics", "3", "--scale-partitions", "2",
-         "--modes", "throughput,metrics,latency,scale,transforms", "--metrics-reps", "1", "--out", str(tmp_path)],
+         "--modes", "throughput,latency,scale", "--out", str(tmp_path)],
         cwd=REPO, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     [path] = list(tmp_path.glob("bench-*-quick.json"))
@@ -41,21 +45,3 @@ def test_quick_benchmark_reports_every_field(tmp_path):
     assert report["machine"]["cores"] >= 1 and report["machine"]["memory_gib"] > 0
     assert report["parameters"]["records"] == 3000
     assert "| sparkmirror |" in result.stdout
-    cost = report["metrics_cost"]  # metrics off, then on (one repetition), on the throughput backlog
-    assert cost["order"] == ["off", "on"]
-    assert cost["off"]["records_per_s"] > 0 and cost["on"]["records_per_s"] > 0
-    assert cost["on"]["scrapes"] >= 1 and "scrapes" not in cost["off"]
-    assert report["metrics_on_off_ratio"] > 0
-    assert "### metrics cost" in result.stdout
-    shaped = report["transforms"]  # the same backlog with and without MM2's chain, and MM2 with it
-    for name in ("sparkmirror", "sparkmirror-transforms", "mm2-transforms"):
-        assert shaped[name]["records_per_s"] > 0, name
-    assert shaped["sparkmirror"]["records_written"] == 3000
-    assert shaped["sparkmirror-transforms"]["records_written"] == shaped["mm2-transforms"]["records_written"] == 2700
-    # sparkmirror's rows each add a copy before MM2's and one after (plain, chain, MM2, chain, plain)
-    assert [shaped[n]["copies"] for n in ("sparkmirror", "sparkmirror-transforms", "mm2-transforms")] == [2, 2, 1]
-    for name in ("sparkmirror-real-time", "sparkmirror-real-time-sql-filter"):
-        assert shaped[name]["p50_ms"] >= 0 and shaped[name]["copies"] == 2, name
-    for key in ("transforms_throughput_ratio_vs_plain", "transforms_throughput_ratio_vs_mm2",
-                "sql_filter_latency_p50_ratio"):
-        assert report[key] > 0, key

@@ -114,7 +114,11 @@ def running(spark, tmp_path):
         supervisor = Supervisor(load_config(path), state_dir or tmp_path / f"state-{len(started)}",
                                 target_clusters=targets, config_path=path if watch else None)
         errors: list[BaseException] = []
-        supervisor.start()
+        try:
+            supervisor.start()
+        except BaseException:  # its sole flow would not start, say: what it started meanwhile ends here
+            supervisor.stop()
+            raise
 
         def loop() -> None:
             try:
@@ -227,3 +231,13 @@ def forget_flow(bootstrap: str, flow: str) -> None:
     except KafkaException as exc:
         if exc.args[0].name() != "GROUP_ID_NOT_FOUND":
             raise
+
+
+def delete_records(bootstrap: str, topic: str, partition: int, before: int) -> None:
+    """DeleteRecords: the partition's log start moves to `before` (as retention, or an operator, would)."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept until its future is done
+    for future in admin.delete_records([TopicPartition(topic, partition, before)]).values():
+        future.result(30)

@@ -3,12 +3,9 @@ and nothing committed anywhere."""
 
 from __future__ import annotations
 
-from confluent_kafka import TopicPartition
-from confluent_kafka.admin import AdminClient
-
 from sparkmirror import client
 
-from .conftest import commit, committed, produce, records
+from .conftest import commit, committed, delete_records, produce, records
 
 
 def test_a_drill_reports_0_and_0_then_what_a_target_that_lost_records_would_miss(
@@ -26,8 +23,7 @@ def test_a_drill_reports_0_and_0_then_what_a_target_that_lost_records_would_miss
     assert healthy.ok
 
     # the target loses its records 50 to 54 of partition 0 (DeleteRecords, as a broken disk or retention would)
-    AdminClient({"bootstrap.servers": clusters.target}).delete_records(
-        [TopicPartition(remote, 0, 55)])[TopicPartition(remote, 0, 55)].result(30)
+    delete_records(clusters.target, remote, 0, 55)
     damaged = client.drill(path, group, "A", "B")
     by_partition = {p.partition: p for p in damaged.partitions}
     assert (by_partition[0].reread, by_partition[0].miss) == (0, 5)

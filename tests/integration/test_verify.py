@@ -3,15 +3,12 @@ with its exact offsets."""
 
 from __future__ import annotations
 
-from confluent_kafka import TopicPartition
-from confluent_kafka.admin import AdminClient
-
 from sparkmirror.model import KafkaRecord
 from sparkmirror.offsets.verification import CHANGED, DUPLICATE, MISSING, OUT_OF_ORDER
 from sparkmirror.testing.records import read_all
 from sparkmirror.verification import verify
 
-from .conftest import count_records, produce, records, wait_until
+from .conftest import count_records, delete_records, produce, records, wait_until
 from .mm2_interop import running_mm2
 
 PARTITIONS = 3
@@ -40,8 +37,7 @@ def test_a_sparkmirror_copy_is_whole_and_each_damage_is_found_at_its_offsets(
 
     # damage: the target's first 5 records of partition 0 deleted; a second copy of a source record written to
     # partition 1 by hand; then, with a mask changing one record on the way, 30 more records copied
-    AdminClient({"bootstrap.servers": clusters.target}).delete_records(
-        [TopicPartition(remote, 0, 5)])[TopicPartition(remote, 0, 5)].result(30)
+    delete_records(clusters.target, remote, 0, 5)
     original = read_all(clusters.source, topic, PARTITIONS)[1][7]
     produce(clusters.target, remote, [KafkaRecord(1, -1, original.key, original.value, original.headers,
                                                   original.timestamp_type, original.timestamp)])

@@ -27,7 +27,8 @@ KEPT_SCREENSHOT = Path(__file__).resolve().parents[2] / "test-output" / "web-vie
 
 def _partition(topic: str, remote: str, p: int, records: int, position: int, end: int, lag_s: float) -> dict:
     return {"topic": topic, "remote_topic": remote, "partition": p, "records": records, "records_per_s": 200.0,
-            "position": position, "end_offset": end, "lag_records": end - position, "lag_seconds": lag_s,
+            "position": position, "removed_before_copy": 0, "end_offset": end, "lag_records": end - position,
+            "lag_seconds": lag_s,
             "record_age_ms_avg": 12.0, "replication_latency_ms_avg": 30.5}
 
 

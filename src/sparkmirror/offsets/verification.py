@@ -18,7 +18,7 @@ compared up to the ends, and source records after the last one matched are "not 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 from sparkmirror.offsets.flow_report import WrittenSync, replicated_position
@@ -221,16 +221,3 @@ def judge(r: PartitionRange, c: Comparison, limit: int = EXAMPLES_PER_PARTITION)
 def _order(d: Difference) -> tuple[int, int]:
     return (d.source_offset if d.source_offset is not None else -1,
             d.target_offset if d.target_offset is not None else -1)
-
-
-def totals(verdicts: Iterable[PartitionVerdict]) -> dict[str, int]:
-    out = dict.fromkeys(KINDS, 0)
-    for v in verdicts:
-        for kind, n in v.counts.items():
-            out[kind] += n
-    return out
-
-
-def remote_of(ranges: Iterable[PartitionRange]) -> Mapping[str, str]:
-    """remote topic -> source topic of the compared partitions."""
-    return {r.remote_topic: r.topic for r in ranges}

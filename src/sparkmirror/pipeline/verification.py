@@ -73,7 +73,8 @@ def compare(spark: SparkSession, ranges: Sequence[PartitionRange], source_settin
     out = {r.key: Comparison(0, 0, 0) for r in ranges}
     if source is None and target is None:
         return out
-    remote = F.create_map(*[F.lit(x) for r in ranges for x in (r.remote_topic, r.topic)])
+    sources_of = {r.remote_topic: r.topic for r in ranges}
+    remote = F.create_map(*[F.lit(x) for pair in sorted(sources_of.items()) for x in pair])
     s = _side(source, None, rules, exempt) if source is not None else None
     t = _side(target, remote[F.col("topic")], None, ()) if target is not None else None
     empty = spark.createDataFrame([], "tp_topic string, tp_partition int, offset long, d1 long, d2 int, rank int, "
