@@ -28,16 +28,19 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.internal_log import read_internal_topic
 from sparkmirror.kafka.membership import group_members
 from sparkmirror.kafka.records import oldest_records
-from sparkmirror.offsets.codec import Checkpoint, OffsetCodecError, decode_checkpoint
+from sparkmirror.offsets.codec import Checkpoint, OffsetCodecError, decode_checkpoint, decode_heartbeat
 from sparkmirror.offsets.flow_report import (
+    UNREACHABLE,
     FlowReport,
     GroupCheckpoints,
+    PairReport,
     PartitionStatus,
     StatusReport,
     TopicPartition,
     Unreachable,
     WrittenSync,
     assemble_flow,
+    pair_report,
     positions,
     syncs_by_partition,
 )
@@ -181,7 +184,28 @@ def read_status(config: MirrorMakerConfig | str | Path, flows: Sequence[FlowConf
     owners = _owners(cfg, clusters)
     if owners is not None:
         reports = tuple(replace(r, runs_in=owners.get(r.flow, "")) for r in reports)
-    return StatusReport(reports)
+    pairs = tuple(_pair_status(pair, clusters) for pair in cfg.heartbeat_only_pairs())
+    return StatusReport(reports, pairs)
+
+
+def _pair_status(pair: FlowConfig, clusters: _Clusters) -> PairReport:
+    """A heartbeat-only pair's newest beat in its target's heartbeats topic (compacted: a record per pair)."""
+    now_ms = int(time.time() * 1000)
+    if not clusters.reachable(pair.target, pair.target_admin.rdkafka):
+        return PairReport(pair.source, pair.target, UNREACHABLE, None, None, clusters.down[pair.target])
+    newest = None
+    try:
+        for record in read_internal_topic(pair.target, pair.target_consumer.rdkafka, pair.heartbeats_topic):
+            try:
+                beat = decode_heartbeat(record.key, record.value)
+            except OffsetCodecError:
+                continue
+            if (beat.source_alias, beat.target_alias) == (pair.source, pair.target):
+                newest = max(newest or 0, beat.timestamp_ms)
+    except ClusterUnreachableError as exc:
+        clusters.lost(pair.target, exc)
+        return PairReport(pair.source, pair.target, UNREACHABLE, None, None, str(exc))
+    return pair_report(pair.source, pair.target, newest, pair.emit_heartbeats.interval_s, now_ms)
 
 
 def _owners(config: MirrorMakerConfig, clusters: _Clusters) -> dict[str, str] | None:

@@ -13,6 +13,7 @@ verifies a copy made by MM2 just as well (sparse syncs: up to the records' ends,
 from __future__ import annotations
 
 import fnmatch
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -66,12 +67,17 @@ def plan_flow(flow: FlowConfig, topics: Sequence[str] = (), to_end: bool = False
 
 
 def verify(config: MirrorMakerConfig | str | Path, flows: Sequence[str] = (), topics: Sequence[str] = (),
-           to_end: bool = False, from_offset: int | None = None, spark=None,
+           to_end: bool = False, from_offset: int | None = None, sample: float | None = None, spark=None,
            progress: Progress = lambda _line: None, on_session: Callable[[object], None] = lambda _s: None
            ) -> VerifyReport:
     """Verify the named flows (default: every enabled one). `spark`: a SparkSession to use (else one is built
     from the file's `spark.*` settings, and stopped at the end); `on_session` is handed it (a progress display
-    reads its stages)."""
+    reads its stages). `sample` (0 < fraction < 1): a random subset of each partition's records, the same
+    records on both sides (a record's copy is always drawn with it); a record changed on the way then shows as
+    one missing and one extra."""
+    if sample is not None and not 0 < sample <= 1:
+        raise ConfigError(f"--sample {sample}: a fraction of the records, above 0 and at most 1 (0.01: one in 100)")
+    drawn = None if sample is None or sample == 1 else (sample, secrets.randbelow(1 << 30))
     cfg = config if isinstance(config, MirrorMakerConfig) else load_config(config)
     chosen = select_flows(cfg, flows)
     own_session = spark is None
@@ -94,7 +100,8 @@ def verify(config: MirrorMakerConfig | str | Path, flows: Sequence[str] = (), to
             progress(f"verifying {flow.name}: {len(ranges)} partition(s), "
                      f"{sum(r.source_to - r.source_from for r in ranges)} source records")
             exempt = tuple(r.topic for r in ranges if flow.policy.is_heartbeats_topic(r.topic))
-            found = compare(spark, ranges, flow.source_consumer, flow.target_consumer, flow.sql_rules, exempt)
+            found = compare(spark, ranges, flow.source_consumer, flow.target_consumer, flow.sql_rules, exempt,
+                            sample=drawn)
             partitions = tuple(judge(r, found[r.key]) for r in ranges)
             records += sum(p.source_records + p.target_records for p in partitions)
             verdicts.append(FlowVerdict(flow.name, partitions, tuple(flow_notes)))
@@ -103,4 +110,7 @@ def verify(config: MirrorMakerConfig | str | Path, flows: Sequence[str] = (), to
             from sparkmirror.pipeline.session import stop_quietly
 
             stop_quietly(spark, "the Spark session")
+    if drawn is not None:
+        notes.append(f"a sample: about {drawn[0]:.2%} of each partition's records (salt {drawn[1]}), the same "
+                     f"records on both sides; counts are the sample's")
     return VerifyReport(tuple(verdicts), records, time.monotonic() - began, tuple(notes))

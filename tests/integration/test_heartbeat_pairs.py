@@ -54,6 +54,8 @@ def test_a_one_way_flow_beats_back_and_its_target_learns_its_upstream(clusters, 
             time.sleep(1)
             states.append(read_status(path).flows[0].state)
         assert states == [CAUGHT_UP] * 6, states
+        # the pair itself, from its target's heartbeats topic: `sparkmirror status` lists it
+        assert [(p.source, p.target, p.state) for p in read_status(path).pairs] == [("B", "A", "beating")]
 
     policy = load_config(path).flow("A", "B").policy
     on_b = ClusterAdmin("B", {"bootstrap.servers": clusters.target}).topic_partitions()

@@ -34,6 +34,8 @@ def test_a_sparkmirror_copy_is_whole_and_each_damage_is_found_at_its_offsets(
     [flow] = report.flows
     assert sum(p.source_records for p in flow.partitions) == sum(p.target_records for p in flow.partitions) == 300
     assert report.records == 600 and report.records_per_s > 0
+    sampled = verify(path, spark=spark, sample=0.5)  # a record and its copy are drawn together: whole still
+    assert sampled.whole and 60 < sum(p.matched for p in sampled.flows[0].partitions) < 240  # ~150, 10 sigma
 
     # damage: the target's first 5 records of partition 0 deleted; a second copy of a source record written to
     # partition 1 by hand; then, with a mask changing one record on the way, 30 more records copied
@@ -56,6 +58,11 @@ def test_a_sparkmirror_copy_is_whole_and_each_damage_is_found_at_its_offsets(
     assert len(found) == 5 + 1 + 1, found  # the tail is the flow's lag here: not a difference
     [flow] = verify(path, spark=spark).flows
     assert [p.not_copied_yet for p in flow.partitions] == [2, 0, 0]
+
+    # a sample finds only damage (a changed record may show as missing plus extra there)
+    damaged = {(0, o) for o in range(5)} | {(1, 7), (1, 100), (2, 105)}
+    assert all((p, s) in damaged or (p, t) in damaged
+               for _, p, s, t in differences(verify(path, spark=spark, sample=0.5)))
 
     ended = differences(verify(path, spark=spark, to_end=True))
     assert {(MISSING, 0, o, None) for o in (110, 111)} <= ended  # with --to-end the tail is missing

@@ -67,8 +67,12 @@ def flow_lines(flow: FlowReport) -> list[str]:
 
 
 def report_lines(report: StatusReport) -> list[str]:
-    lines = [line for flow in report.flows for line in flow_lines(flow)]
-    return lines or ["no flow is enabled"]
+    lines = [line for flow in report.flows for line in flow_lines(flow)] or ["no flow is enabled"]
+    for p in report.pairs:
+        beat = (f"newest beat {_when(p.last_beat_ms)} ({p.age_s:.1f} s ago)" if p.last_beat_ms is not None
+                and p.age_s is not None else p.error or "no beat in its target's heartbeats topic")
+        lines.append(f"heartbeats {p.source}->{p.target} (no flow, heartbeats only): {p.state}; {beat}")
+    return lines
 
 
 @click.command()

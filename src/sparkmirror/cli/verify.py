@@ -65,10 +65,13 @@ def report_lines(report: VerifyReport) -> list[str]:
 @click.option("--to-end", is_flag=True,
               help="Compare up to the source's end offsets: records never copied count as missing (default: up to "
                    "what the offset syncs say was copied, so a live flow's lag is no difference).")
+@click.option("--sample", type=click.FloatRange(min=0, max=1, min_open=True), default=None,
+              help="Check a random fraction of each partition's records (0.01: about one in 100), the same records "
+                   "on both sides.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 @click.pass_obj
 def verify(obj: dict[str, bool], config_file: Path, flows: tuple[str, ...], topics: tuple[str, ...],
-           from_offset: int | None, to_end: bool, as_json: bool) -> None:
+           from_offset: int | None, to_end: bool, sample: float | None, as_json: bool) -> None:
     """Compare each flow's source records with the records on its target, partition by partition (a digest of
     key, value, headers and timestamp, after the flow's SQL rules): missing, extra, duplicated, changed and
     out-of-order records, with their offsets. Reads only; runs beside a live flow. Exit code 0 when every copy
@@ -93,7 +96,7 @@ def verify(obj: dict[str, bool], config_file: Path, flows: tuple[str, ...], topi
 
         display = ProgressDisplay(render) if not as_json else None
         with display or contextlib.nullcontext():
-            report = run_verify(config, flows, topics, to_end, from_offset, progress=step,
+            report = run_verify(config, flows, topics, to_end, from_offset, sample, progress=step,
                                 on_session=lambda spark: shown.update(spark=spark))
         if as_json:
             click.echo(json.dumps(report.to_json(), indent=2))

@@ -108,9 +108,33 @@ class FlowReport:
         return {**asdict(self), "removed_before_copy": self.removed_before_copy}
 
 
+BEATING, SILENT, NO_BEAT = "beating", "silent", "no heartbeat"
+
+
+@dataclass(frozen=True, slots=True)
+class PairReport:
+    """A heartbeat-only pair (MM2's clusterPairs: no flow, heartbeats only) as its target's heartbeats topic shows
+    it: `beating` while its newest beat is younger than three intervals (at least 10 s)."""
+
+    source: str
+    target: str
+    state: str  # beating | silent | no heartbeat | unreachable
+    last_beat_ms: int | None
+    age_s: float | None
+    error: str = ""
+
+
+def pair_report(source: str, target: str, last_beat_ms: int | None, interval_s: int, now_ms: int) -> PairReport:
+    if last_beat_ms is None:
+        return PairReport(source, target, NO_BEAT, None, None)
+    age = _age_s(now_ms, last_beat_ms)
+    return PairReport(source, target, BEATING if age <= max(10.0, 3.0 * interval_s) else SILENT, last_beat_ms, age)
+
+
 @dataclass(frozen=True, slots=True)
 class StatusReport:
     flows: tuple[FlowReport, ...]
+    pairs: tuple[PairReport, ...] = ()
 
     @property
     def unreachable(self) -> tuple[str, ...]:
@@ -118,7 +142,8 @@ class StatusReport:
         return tuple(dict.fromkeys(u.cluster for f in self.flows for u in f.unreachable))
 
     def to_json(self) -> dict:
-        return {"flows": [f.to_json() for f in self.flows], "unreachable": list(self.unreachable)}
+        return {"flows": [f.to_json() for f in self.flows], "heartbeat_pairs": [asdict(p) for p in self.pairs],
+                "unreachable": list(self.unreachable)}
 
 
 # -- assembly -----------------------------------------------------------------------------------------------

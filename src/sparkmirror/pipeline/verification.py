@@ -44,24 +44,37 @@ def _read(spark: SparkSession, settings: Mapping[str, str], ranges: Mapping[str,
     return reader.load()
 
 
-def _side(df: DataFrame, topic_of: Column | None, rules: SqlRules | None, exempt: Sequence[str]) -> DataFrame:
+SAMPLE_SCALE = 1_000_000
+
+
+def _side(df: DataFrame, topic_of: Column | None, rules: SqlRules | None, exempt: Sequence[str],
+          sample: tuple[float, int] | None = None) -> DataFrame:
+    """Each record's partition key, offset, digest, rank and occurrence. With `sample` (fraction, salt) only the
+    records whose salted digest falls in the fraction are kept, on both sides alike: a record and its copy are
+    kept or dropped together, so the sample's join is as exact as the whole's."""
     rows = replication_columns(df, rules, exempt)
     if rules is not None and rules.filter:
         rows = rows.where(F.coalesce(F.col(KEEP), F.lit(False)))
     digest_of = (F.col("key"), F.col("value"), F.col("headers"), F.col("timestamp_ms"))
     by_partition = Window.partitionBy(*TP).orderBy("offset")
     by_digest = Window.partitionBy(*TP, *DIGEST).orderBy("offset")
-    return (rows.select((topic_of if topic_of is not None else F.col("topic")).alias(TP[0]),
-                        F.col("partition").alias(TP[1]), "offset",
-                        F.xxhash64(*digest_of).alias(DIGEST[0]), F.hash(*digest_of).alias(DIGEST[1]))
-            .withColumn("rank", F.row_number().over(by_partition) - 1)
+    rows = rows.select((topic_of if topic_of is not None else F.col("topic")).alias(TP[0]),
+                       F.col("partition").alias(TP[1]), "offset",
+                       F.xxhash64(*digest_of).alias(DIGEST[0]), F.hash(*digest_of).alias(DIGEST[1]))
+    if sample is not None:
+        fraction, salt = sample
+        picked = F.pmod(F.xxhash64(F.col(DIGEST[0]), F.lit(salt)), F.lit(SAMPLE_SCALE))
+        rows = rows.where(picked < F.lit(int(fraction * SAMPLE_SCALE)))
+    return (rows.withColumn("rank", F.row_number().over(by_partition) - 1)
             .withColumn("occ", F.row_number().over(by_digest)))
 
 
 def compare(spark: SparkSession, ranges: Sequence[PartitionRange], source_settings: Mapping[str, str],
             target_settings: Mapping[str, str], rules: SqlRules | None = None, exempt: Sequence[str] = (),
-            limit: int = EXAMPLES_PER_PARTITION) -> dict[tuple[str, int], Comparison]:
-    """Compare the ranges of one flow; (source topic, partition) -> what the join found."""
+            limit: int = EXAMPLES_PER_PARTITION, sample: tuple[float, int] | None = None
+            ) -> dict[tuple[str, int], Comparison]:
+    """Compare the ranges of one flow; (source topic, partition) -> what the join found. `sample`: (fraction,
+    salt), see `_side`."""
     source_ranges: dict[str, dict[int, tuple[int, int]]] = {}
     target_ranges: dict[str, dict[int, tuple[int, int]]] = {}
     for r in ranges:
@@ -75,8 +88,8 @@ def compare(spark: SparkSession, ranges: Sequence[PartitionRange], source_settin
         return out
     sources_of = {r.remote_topic: r.topic for r in ranges}
     remote = F.create_map(*[F.lit(x) for pair in sorted(sources_of.items()) for x in pair])
-    s = _side(source, None, rules, exempt) if source is not None else None
-    t = _side(target, remote[F.col("topic")], None, ()) if target is not None else None
+    s = _side(source, None, rules, exempt, sample) if source is not None else None
+    t = _side(target, remote[F.col("topic")], None, (), sample) if target is not None else None
     empty = spark.createDataFrame([], "tp_topic string, tp_partition int, offset long, d1 long, d2 int, rank int, "
                                       "occ int")
     s = s if s is not None else empty

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sparkmirror.cli.status import report_lines
 from sparkmirror.offsets.codec import Checkpoint
-from sparkmirror.offsets.flow_report import StatusReport, Unreachable, WrittenSync, assemble_flow
+from sparkmirror.offsets.flow_report import StatusReport, Unreachable, WrittenSync, assemble_flow, pair_report
 from sparkmirror.offsets.syncs import SYNC_END, OffsetSync, SyncLink
 
 NOW = 1_700_000_000_000
@@ -58,3 +58,15 @@ def test_text_names_the_process_that_runs_the_flow_or_that_none_does():
     assert report_lines(StatusReport((replace(flow, runs_in="sparkmirror-h1-42"),)))[0].endswith(
         "; runs in sparkmirror-h1-42")
     assert report_lines(StatusReport((replace(flow, runs_in=""),)))[0].endswith("; no sparkmirror process runs it")
+
+
+def test_heartbeat_only_pairs_are_listed_with_their_newest_beat():
+    beating = pair_report("B", "A", NOW - 1_500, 1, NOW)
+    silent = pair_report("C", "A", NOW - 60_000, 5, NOW)
+    none = pair_report("C", "B", None, 1, NOW)
+    assert (beating.state, beating.age_s, silent.state, none.state) == ("beating", 1.5, "silent", "no heartbeat")
+    text = "\n".join(report_lines(StatusReport((), (beating, silent, none))))
+    assert "heartbeats B->A (no flow, heartbeats only): beating; newest beat" in text and "(1.5 s ago)" in text
+    assert "heartbeats C->A (no flow, heartbeats only): silent" in text
+    assert "heartbeats C->B (no flow, heartbeats only): no heartbeat; no beat in its target's heartbeats topic" in text
+    assert StatusReport((), (beating,)).to_json()["heartbeat_pairs"][0]["state"] == "beating"
