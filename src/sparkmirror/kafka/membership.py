@@ -49,7 +49,6 @@ class GroupMembership:
         self._settings = dict(settings)
         self._session_timeout_ms = session_timeout_ms
         self._consumer: Consumer | None = None
-        self._admin: AdminClient | None = None
         self._reported: set[int] = set()
 
     @property
@@ -106,16 +105,18 @@ class GroupMembership:
             return ""
 
     def members(self, timeout_s: float = CALL_TIMEOUT_S) -> list[Member]:
-        """The group's members and the partitions each holds, as the coordinator knows them now."""
-        self._admin = self._admin or AdminClient({**self._settings, "client.id": self.client_id})
-        return describe_members(self._admin, self.alias, self.group, timeout_s)
+        """The group's members and the partitions each holds, as the coordinator knows them now: asked by a child
+        process (kafka/group_describer.py), since librdkafka's describe can abort the process that asks."""
+        from sparkmirror.kafka.group_describer import describe_isolated
+
+        return describe_isolated(self.alias, {**self._settings, "client.id": self.client_id}, self.group,
+                                 timeout_s)
 
     def close(self) -> None:
         """Leave the group (its partitions go to the others at once) and release the clients."""
         consumer, self._consumer = self._consumer, None
         if consumer is not None:
             consumer.close()
-        self._admin = None
 
 
 def describe_members(admin: AdminClient, alias: str, group: str, timeout_s: float = CALL_TIMEOUT_S) -> list[Member]:

@@ -100,13 +100,13 @@ def compare(spark: SparkSession, ranges: Sequence[PartitionRange], source_settin
               .withColumn("matched", F.col("s_offset").isNotNull() & F.col("t_offset").isNotNull()))
     joined = joined.persist()
     try:
-        return _collect(joined, s, out, limit)
+        return _collect(joined, out, limit)
     finally:
         joined.unpersist()
 
 
-def _collect(joined: DataFrame, source: DataFrame, out: dict[tuple[str, int], Comparison],
-             limit: int) -> dict[tuple[str, int], Comparison]:
+def _collect(joined: DataFrame, out: dict[tuple[str, int], Comparison], limit: int
+             ) -> dict[tuple[str, int], Comparison]:
     pair = F.struct(F.col("s_rank").alias("s"), F.col("t_rank").alias("t"))
     before = Window.unboundedPreceding, -1
     by_source = Window.partitionBy(*TP).orderBy("s_rank").rowsBetween(*before)
@@ -124,7 +124,9 @@ def _collect(joined: DataFrame, source: DataFrame, out: dict[tuple[str, int], Co
     sources = (joined.where(F.col("s_offset").isNotNull()).withColumn("anchor", anchor_s)
                .where(F.col("t_offset").isNull())
                .select(*TP, F.col("s_offset").alias("offset"), F.col("s_rank").alias("rank"), "anchor"))
-    copies = source.groupBy(*TP, *DIGEST).agg(F.min("offset").alias("copy_of"))
+    # from the join (persisted), not `source`: that would read the source topic again
+    copies = (joined.where(F.col("s_offset").isNotNull()).groupBy(*TP, *DIGEST)
+              .agg(F.min("s_offset").alias("copy_of")))
     targets = (joined.where(F.col("t_offset").isNotNull()).withColumn("anchor", anchor_t)
                .where(F.col("s_offset").isNull())
                .join(copies, [*TP, *DIGEST], "left")
