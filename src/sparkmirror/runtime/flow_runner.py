@@ -177,7 +177,9 @@ class FlowRunner:
                                                     self.flow.name, self.flow.positions_group)
             start = pos.plan_start(wanted, ids, watermarks, stored, self.flow.reset_policy, self.flow.name)
             if start.removed and self.flow.on_records_removed == "stop":  # before any position moves past them
-                raise PipelineError(_removed_text(self.flow.name, start))
+                # failed (not idle) also when a refresh found them: the control loop retries it with back-off
+                self.failure = _removed_text(self.flow.name, start)
+                raise PipelineError(self.failure)
             positions = {**(self._positions or {}), **start.positions(ids)}
             write_positions(self._positions_file, positions)  # atomic: fsync, then os.replace
             self._positions = positions

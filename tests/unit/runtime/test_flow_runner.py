@@ -198,6 +198,19 @@ def test_a_flow_set_to_stop_on_removed_records_fails_naming_them_and_moves_no_po
     assert b.committed_offsets[first.flow.positions_group][("A.orders", 0)][0] == 10, "the position stays"
     with pytest.raises(PipelineError):  # a retry finds them still missing
         second.retry()
+    assert second.status().state == "failed" and "orders-0 (offsets 10 to 24)" in second.status().failure
+
+
+def test_removed_records_found_by_a_refresh_fail_a_flow_set_to_stop_rather_than_idle_it(tmp_path):
+    run, a, b, engine = runner(tmp_path, "sparkmirror.on.records.removed = stop\n")
+    a.add_topic("orders", 1, end=50)
+    run.start()
+    report_first_ten(engine)
+    a.add_topic("orders-eu", 1, end=5)  # a new topic restarts the query: the start is planned again
+    a.starts[("orders", 0)] = 25
+    with pytest.raises(PipelineError):
+        run.refresh()
+    assert run.status().state == "failed" and "15 records were removed" in run.status().failure
 
 
 def test_a_positions_file_of_an_earlier_version_is_taken_over_once(tmp_path):
