@@ -150,8 +150,9 @@ def _read_source(flow: FlowConfig, syncs: list[WrittenSync] | None, notes: list[
     return watermarks, oldest_records(_consumer_settings(flow, notes), ranges, OLDEST_RECORD_TIMEOUT_S)
 
 
-def flow_status(flow: FlowConfig, clusters: _Clusters | None = None) -> FlowReport:
-    """One flow's report, read from its clusters now."""
+def flow_status(flow: FlowConfig, clusters: _Clusters | None = None, runs: bool = True) -> FlowReport:
+    """One flow's report, read from its clusters now. `runs` False: no sparkmirror process runs it (its file's
+    coordination group says so), so records not copied yet are no copy in flight, however young."""
     clusters = clusters or _Clusters()
     notes: list[str] = []
     syncs: list[WrittenSync] | None = None
@@ -173,15 +174,16 @@ def flow_status(flow: FlowConfig, clusters: _Clusters | None = None) -> FlowRepo
     unreachable = [Unreachable(a, clusters.down[a]) for a in dict.fromkeys((flow.source, flow.target))
                    if a in clusters.down]
     return assemble_flow(flow.name, flow.source, flow.target, syncs, watermarks, oldest, checkpoints,
-                         int(time.time() * 1000), unreachable, notes)
+                         int(time.time() * 1000), unreachable, notes, in_flight=runs)
 
 
 def read_status(config: MirrorMakerConfig | str | Path, flows: Sequence[FlowConfig] | None = None) -> StatusReport:
     """The report of `flows` (default: the enabled flows of `config`), each cluster probed once."""
     cfg = config if isinstance(config, MirrorMakerConfig) else load_config(config)
     clusters = _Clusters()
-    reports = tuple(flow_status(flow, clusters) for flow in (cfg.enabled_flows() if flows is None else flows))
-    owners = _owners(cfg, clusters)
+    owners = _owners(cfg, clusters)  # None: unknown (then a flow may be running)
+    reports = tuple(flow_status(flow, clusters, runs=owners is None or bool(owners.get(flow.name)))
+                    for flow in (cfg.enabled_flows() if flows is None else flows))
     if owners is not None:
         reports = tuple(replace(r, runs_in=owners.get(r.flow, "")) for r in reports)
     pairs = tuple(_pair_status(pair, clusters) for pair in cfg.heartbeat_only_pairs())

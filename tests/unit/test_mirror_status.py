@@ -125,6 +125,10 @@ def test_a_flow_whose_lag_is_only_records_in_flight_is_caught_up():
     flow = assemble_flow("A->B", "A", "B", syncs, {("orders", 0): (0, 11)}, {("orders", 0): NOW - 9_000},
                          [], NOW)
     assert (flow.state, flow.partitions[0].state) == (REPLICATING, REPLICATING)
+    # no process runs the flow (its coordination group is empty): nothing is in flight, a young record is lag
+    stopped = assemble_flow("A->B", "A", "B", syncs, {("orders", 0): (0, 11)}, {("orders", 0): NOW - 800}, [],
+                            NOW, in_flight=False)
+    assert (stopped.state, stopped.partitions[0].state) == (REPLICATING, REPLICATING)
 
 
 def stopped_flow():

@@ -215,10 +215,10 @@ def in_step(records: int | None, seconds: float | None) -> bool:
 
 
 def partition_state(lag: PartitionLag | None, last: WrittenSync | None, now_ms: int,
-                    window_ms: int = ACTIVE_WINDOW_MS) -> str:
+                    window_ms: int = ACTIVE_WINDOW_MS, in_flight: bool = True) -> str:
     if lag is None:
         return UNKNOWN
-    if lag.records == 0 or (last is not None and in_step(lag.records, lag.seconds(now_ms))):
+    if lag.records == 0 or (in_flight and last is not None and in_step(lag.records, lag.seconds(now_ms))):
         return CAUGHT_UP
     if last is None:
         return NOT_STARTED
@@ -226,13 +226,15 @@ def partition_state(lag: PartitionLag | None, last: WrittenSync | None, now_ms: 
 
 
 def flow_state(lag_records: int | None, syncs: Sequence[WrittenSync] | None, unreachable: Sequence[Unreachable],
-               now_ms: int, window_ms: int = ACTIVE_WINDOW_MS, lag_seconds: float | None = None) -> str:
+               now_ms: int, window_ms: int = ACTIVE_WINDOW_MS, lag_seconds: float | None = None,
+               in_flight: bool = True) -> str:
     """unreachable (a cluster did not answer), caught up (no lag, or, once it copies, only records younger
     than `IN_FLIGHT_MS`), not started (no offset sync at all), replicating (a sync in the window) or stalled (lag,
-    and no sync for the whole window)."""
+    and no sync for the whole window). `in_flight` False: no process runs the flow, so young records are lag too.
+    """
     if unreachable:
         return UNREACHABLE
-    if lag_records == 0 or (syncs and in_step(lag_records, lag_seconds)):
+    if lag_records == 0 or (in_flight and syncs and in_step(lag_records, lag_seconds)):
         return CAUGHT_UP
     if not syncs:
         return NOT_STARTED
@@ -244,7 +246,7 @@ def assemble_flow(flow: str, source: str, target: str, syncs: Sequence[WrittenSy
                   watermarks: Mapping[TopicPartition, tuple[int, int]] | None,
                   oldest: Mapping[TopicPartition, int | None], checkpoints: Iterable[tuple[Checkpoint, int]],
                   now_ms: int, unreachable: Sequence[Unreachable] = (), notes: Sequence[str] = (),
-                  window_ms: int = ACTIVE_WINDOW_MS) -> FlowReport:
+                  window_ms: int = ACTIVE_WINDOW_MS, in_flight: bool = True) -> FlowReport:
     """The report of one flow from what was read.
 
     `syncs` None: the offset syncs could not be read; `watermarks` None: the source did not answer (the
@@ -270,7 +272,7 @@ def assemble_flow(flow: str, source: str, target: str, syncs: Sequence[WrittenSy
             lag = partition_lag(topic, partition, end, position, oldest.get(tp), has_record, now_ms)
             lags.append(lag)
         rows.append(PartitionStatus(
-            topic, partition, partition_state(lag, last, now_ms, window_ms), end, position,
+            topic, partition, partition_state(lag, last, now_ms, window_ms, in_flight), end, position,
             None if lag is None else lag.records, None if lag is None else lag.seconds(now_ms),
             throughput(history, now_ms, window_ms),
             None if last is None else LastSync(last.sync.upstream_offset, last.sync.downstream_offset,
@@ -279,7 +281,7 @@ def assemble_flow(flow: str, source: str, target: str, syncs: Sequence[WrittenSy
     known = watermarks is not None and syncs is not None  # else partitions or positions are missing
     point = recovery_point(lags, now_ms)
     lag_records, lag_seconds = (point.records, point.seconds) if known else (None, None)
-    state = flow_state(lag_records, syncs, unreachable, now_ms, window_ms, lag_seconds)
+    state = flow_state(lag_records, syncs, unreachable, now_ms, window_ms, lag_seconds, in_flight)
     return FlowReport(flow, source, target, state, now_ms, lag_records, lag_seconds,
                       sum(r.throughput for r in rows), tuple(rows), group_checkpoints(checkpoints, now_ms),
                       tuple(unreachable), tuple(notes))
