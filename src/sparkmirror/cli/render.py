@@ -119,6 +119,12 @@ def acl_plan(flow: FlowConfig, preview: AclPreview) -> list[str]:
     return lines
 
 
+def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """Columns padded to their widest cell, indented by two spaces (`status`, `verify`)."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
+
+
 def _cell(value: object) -> str:
     return "-" if value is None else str(value)
 

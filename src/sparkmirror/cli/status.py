@@ -11,6 +11,7 @@ import click
 
 from sparkmirror.cli.common import guard, load
 from sparkmirror.cli.exit_codes import ExitStatus
+from sparkmirror.cli.render import table
 
 if TYPE_CHECKING:  # imported where used, so that `sparkmirror --help` stays fast
     from sparkmirror.offsets.flow_report import FlowReport, StatusReport
@@ -22,11 +23,6 @@ def _cell(value: object) -> str:
 
 def _seconds(value: float | None) -> str:
     return "?" if value is None else f"{value:.1f}"
-
-
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
 
 
 def _when(ms: int) -> str:
@@ -53,12 +49,12 @@ def flow_lines(flow: FlowReport) -> list[str]:
                                              f"{p.last_sync.age_s:.0f} s ago",
              *((str(p.removed_before_copy),) if flow.removed_before_copy else ()))
             for p in flow.partitions]
-    lines += _table(header, rows) if rows else ["  (no source partition to replicate)"]
+    lines += table(header, rows) if rows else ["  (no source partition to replicate)"]
     if any(u.cluster == flow.target for u in flow.unreachable):
         lines.append(f"  checkpoints on {flow.target}: not read ({flow.target} did not answer)")
     elif flow.groups:
         lines.append(f"  checkpoints on {flow.target}:")
-        lines += _table(("group", "partitions", "newest checkpoint"), [
+        lines += table(("group", "partitions", "newest checkpoint"), [
             (g.group, str(len(g.partitions)), f"{_when(g.timestamp_ms)} ({g.age_s:.0f} s ago)") for g in flow.groups])
     else:
         lines.append(f"  checkpoints on {flow.target}: none")

@@ -12,6 +12,7 @@ import click
 
 from sparkmirror.cli.common import guard, load
 from sparkmirror.cli.exit_codes import ExitStatus
+from sparkmirror.cli.render import table
 
 if TYPE_CHECKING:  # imported where used, so that `sparkmirror --help` stays fast
     from sparkmirror.offsets.verification import FlowVerdict, VerifyReport
@@ -30,8 +31,7 @@ def flow_lines(flow: FlowVerdict) -> list[str]:
              f"{p.source_records}/{p.target_records}", *(str(p.counts[k]) for k in
                                                          ("missing", "extra", "duplicate", "changed", "out of order")),
              str(p.not_copied_yet)) for p in flow.partitions]
-    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in (header, *rows)]
+    lines += table(header, rows)
     shown = 0
     for p in flow.partitions:
         lines += [f"  note: {p.topic}-{p.partition}: {n}" for n in p.notes]
