@@ -79,6 +79,11 @@ def config_argument(command: Callable) -> Callable:
     return click.argument("config_file", required=False, type=click.Path(dir_okay=False, path_type=Path))(command)
 
 
+# `--config FILE`, required: the commands that take the file by that name only (status, verify, offsets, drill)
+config_option = click.option("--config", "config_file", required=True,
+                             type=click.Path(dir_okay=False, path_type=Path), help="The MM2 properties file.")
+
+
 def config_path(config_file: Path | None, config_option: Path | None) -> Path:
     path = config_file or config_option
     if path is None:

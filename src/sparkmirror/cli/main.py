@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sparkmirror.cli.common import MirrorMakerCommand, config_argument, config_path, guard, load
+from sparkmirror.cli.common import MirrorMakerCommand, config_argument, config_option, config_path, guard, load
 from sparkmirror.cli.exit_codes import ExitStatus
 from sparkmirror.cli.exiting import EXIT_GRACE_S, exit_status, exit_within
 from sparkmirror.cli.logs import LOG_FORMATS, setup_logging
@@ -156,8 +156,7 @@ def preview(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str,
 
 def _offsets_options(command: Callable) -> Callable:
     for decorator in reversed([
-        click.option("--config", "config_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
-                     help="The MM2 properties file."),
+        config_option,
         click.option("--group", required=True, help="The consumer group."),
         click.option("--from", "source", required=True, metavar="ALIAS", help="The cluster the group consumes from."),
         click.option("--to", "target", required=True, metavar="ALIAS", help="The cluster it moves to."),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sparkmirror.cli.common import guard, load
+from sparkmirror.cli.common import config_option, guard, load
 from sparkmirror.cli.exit_codes import ExitStatus
 from sparkmirror.cli.render import table
 
@@ -72,8 +72,7 @@ def report_lines(report: StatusReport) -> list[str]:
 
 
 @click.command()
-@click.option("--config", "config_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The MM2 properties file.")
+@config_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 @click.pass_obj
 def status(obj: dict[str, bool], config_file: Path, as_json: bool) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sparkmirror.cli.common import guard, load
+from sparkmirror.cli.common import config_option, guard, load
 from sparkmirror.cli.exit_codes import ExitStatus
 from sparkmirror.cli.render import table
 
@@ -56,8 +56,7 @@ def report_lines(report: VerifyReport) -> list[str]:
 
 
 @click.command()
-@click.option("--config", "config_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The MM2 properties file.")
+@config_option
 @click.option("--flow", "flows", multiple=True, help="A flow to verify (A->B); repeat for more. Default: all enabled.")
 @click.option("--topic", "topics", multiple=True, help="Source topics to verify (shell patterns); repeat for more.")
 @click.option("--from-offset", type=click.IntRange(min=0), default=None,
