@@ -286,13 +286,18 @@ def drill(config: ConfigLike, group: str, source: str, target: str, window: int 
     forward = _config(config).flow(source, target)
     source_settings, target_settings = _settings(forward, source), _settings(forward, target)
     source_admin = ClusterAdmin(source, source_settings)
+    counts: dict[str, int] = {}
+    for t in plan.partitions:
+        if t.remote_topic is not None and t.downstream_offset is not None:
+            counts[t.topic] = max(counts.get(t.topic, 0), t.partition + 1)
+    marks = source_admin.watermarks_of(counts) if counts else {}  # every partition's, in one round
     rows = []
     for t in plan.partitions:
         if t.remote_topic is None or t.downstream_offset is None:
             rows.append(judge_partition(t.topic, t.partition, t.upstream_offset, t.remote_topic, None, [], None, 0,
                                         t.note))
             continue
-        low, high = source_admin.watermarks(t.topic, t.partition + 1)[t.partition]
+        low, high = marks[t.topic][t.partition]
         around = read_range(source_settings, t.topic, t.partition, max(low, t.upstream_offset - window),
                             min(high, t.upstream_offset + window))
         first = read_range(target_settings, t.remote_topic, t.partition, t.downstream_offset,
