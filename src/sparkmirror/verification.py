@@ -25,6 +25,7 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.mirror_status import read_offset_syncs, topic_selector
 from sparkmirror.offsets.flow_report import syncs_by_partition
 from sparkmirror.offsets.verification import FlowVerdict, PartitionRange, VerifyReport, judge, plan_range
+from sparkmirror.pipeline.options import transforms_spec
 
 Progress = Callable[[str], None]
 
@@ -66,6 +67,16 @@ def plan_flow(flow: FlowConfig, topics: Sequence[str] = (), to_end: bool = False
             for t in sorted(partitions) for p in range(partitions[t])]
 
 
+def shaping(flow: FlowConfig) -> dict[str, object] | None:
+    """What the flow's record path does to a record besides the SQL rules, as its writer is told (runtime/engine):
+    the provenance header and MM2's transforms; None when neither, and the records are written as read."""
+    transforms = transforms_spec(flow.transforms, flow.errors_tolerance, flow.plugin_path, flow.source)
+    provenance = {"source": flow.source, "target": flow.target} if flow.provenance_enabled else None
+    if transforms is None and provenance is None:
+        return None
+    return {"provenance": provenance, "transforms": transforms}
+
+
 def verify(config: MirrorMakerConfig | str | Path, flows: Sequence[str] = (), topics: Sequence[str] = (),
            to_end: bool = False, from_offset: int | None = None, sample: float | None = None, spark=None,
            progress: Progress = lambda _line: None, on_session: Callable[[object], None] = lambda _s: None
@@ -93,15 +104,12 @@ def verify(config: MirrorMakerConfig | str | Path, flows: Sequence[str] = (), to
 
         for flow in chosen:
             flow_notes: list[str] = []
-            if flow.transforms:
-                flow_notes.append(f"flow {flow.name} has MM2 transforms, which verify does not apply yet: records "
-                                  f"they change show as changed")
             ranges = plan_flow(flow, topics, to_end, from_offset, flow_notes)
             progress(f"verifying {flow.name}: {len(ranges)} partition(s), "
                      f"{sum(r.source_to - r.source_from for r in ranges)} source records")
             exempt = tuple(r.topic for r in ranges if flow.policy.is_heartbeats_topic(r.topic))
             found = compare(spark, ranges, flow.source_consumer, flow.target_consumer, flow.sql_rules, exempt,
-                            sample=drawn)
+                            sample=drawn, shaping=shaping(flow))
             partitions = tuple(judge(r, found[r.key]) for r in ranges)
             records += sum(p.source_records + p.target_records for p in partitions)
             verdicts.append(FlowVerdict(flow.name, partitions, tuple(flow_notes)))

@@ -17,6 +17,7 @@ from sparkmirror.model import KafkaRecord
 from sparkmirror.runtime.state import POSITIONS_FILE, read_positions
 from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
 from sparkmirror.testing.records import produce, read_all
+from sparkmirror.verification import verify
 
 from .conftest import ONLY_OWN_TOPICS, TRIGGER_MODES, commit, count_records, wait_until
 from .mm2_interop import _exactly, java_translate, plugin_jar, running_mm2
@@ -130,7 +131,7 @@ plugin.path = {plugins}
 
 
 def test_a_chain_with_a_users_own_transform_gives_the_records_mm2_gives(clusters, create_topic, run_caught_up,
-                                                                         tmp_path, plugin_dir, unique):
+                                                                         spark, tmp_path, plugin_dir, unique):
     """Tombstones dropped; values upper-cased by the jar's class unless the record has a `keep` header (a negated
     predicate); InsertHeader on records with a `mark` header, whose string header MM2's ByteArrayConverter refuses,
     so with errors.tolerance = all both skip exactly those records."""
@@ -164,6 +165,11 @@ def test_a_chain_with_a_users_own_transform_gives_the_records_mm2_gives(clusters
     partitions = supervisor.status().flow("S->B").progress.partitions
     assert sum(p.dropped for p in partitions.values()) == tombstones
     assert sum(p.failed for p in partitions.values()) == marked
+
+    # `verify` runs the same chain, the user's class from the plugin path included: the copy is whole
+    report = verify(path, spark=spark)
+    assert report.whole, report.to_json()
+    assert sum(p.matched for p in report.flows[0].partitions) == len(copied)
 
 
 @pytest.fixture(params=TRIGGER_MODES)

@@ -3,6 +3,10 @@ with its exact offsets."""
 
 from __future__ import annotations
 
+import time
+
+from confluent_kafka import TIMESTAMP_CREATE_TIME
+
 from sparkmirror.model import KafkaRecord
 from sparkmirror.offsets.verification import CHANGED, DUPLICATE, MISSING, OUT_OF_ORDER
 from sparkmirror.testing.records import read_all
@@ -97,3 +101,42 @@ def test_a_copy_made_by_real_mm2_is_whole(clusters, create_topic, spark, tmp_pat
     assert report.whole, report.to_json()
     [flow] = report.flows
     assert sum(p.matched for p in flow.partitions) == 300
+
+
+# The compliance file of issue 32 with an identity policy: verify must compare what the flow writes (no `ssn`,
+# no test records, the provenance header that identity names add), not the source's records as they are.
+SHAPED = """\
+replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy
+A->B.transforms = dropPii, noTest
+A->B.transforms.dropPii.type = org.apache.kafka.connect.transforms.DropHeaders
+A->B.transforms.dropPii.headers = ssn
+A->B.transforms.noTest.type = org.apache.kafka.connect.transforms.Filter
+A->B.transforms.noTest.predicate = isTest
+A->B.predicates = isTest
+A->B.predicates.isTest.type = org.apache.kafka.connect.transforms.predicates.HasHeaderKey
+A->B.predicates.isTest.name = test
+"""
+
+
+def test_a_copy_through_transforms_and_identity_names_is_compared_as_the_flow_writes_it(
+        clusters, create_topic, mm2_properties, run_caught_up, spark, tmp_path, unique):
+    topic = f"verify-shaped-{unique}"
+    create_topic("A", topic, 2)
+    now = int(time.time() * 1000)
+    produce(clusters.source, topic, [
+        KafkaRecord(i % 2, -1, f"k{i}".encode(), f"v{i}".encode(),
+                    (("ssn", b"123-45-6789"), ("trace", f"t{i}".encode()), *((("test", b"1"),) if i % 10 == 0 else ())),
+                    TIMESTAMP_CREATE_TIME, now + i) for i in range(200)])
+    path = mm2_properties(topic, SHAPED)
+    run_caught_up(path, tmp_path / "state")
+    assert count_records(clusters.target, topic) == 180  # identity names: the copy has the source's name
+
+    report = verify(path, spark=spark)
+    assert report.whole, report.to_json()
+    [flow] = report.flows
+    assert sum(p.source_records for p in flow.partitions) == sum(p.matched for p in flow.partitions) == 180
+
+    # damage is still found at its offsets: records 0 to 2 of the copy's partition 0 are the source's 1 to 3
+    # (source record 0 of partition 0, i = 0, is a test record the flow dropped)
+    delete_records(clusters.target, topic, 0, 3)
+    assert differences(verify(path, spark=spark)) == {(MISSING, 0, o, None) for o in (1, 2, 3)}

@@ -177,14 +177,14 @@ class ReplicationFlow:
         jvm = spark.sparkContext._jvm  # the JVM writer is reached through py4j
         # Reports during a task bound the writer's memory (a micro-batch may hold a whole backlog) and let
         # positions move before a long task (a Real-Time Mode epoch) ends.
-        channel_class = _jvm_class(jvm, _CHANNEL_CLASS)
+        channel_class = jvm_class(jvm, _CHANNEL_CLASS)
         channel = channel_class.create(writer.channel, trigger.report_interval_ms, lease_ms)
         self._channel = channel
         self.pump = SummaryPump(channel, on_batch)
         self._jvm = jvm
         endpoint = _driver_endpoint(spark, channel_class)
         if endpoint is not None:
-            _ship_plugin_jars(spark, writer)
+            ship_plugin_jars(spark, writer.transforms)
         self._writer_json = writer.to_json(endpoint, trigger.report_interval_ms)
 
     def start(self, until_caught_up: bool = False) -> StreamingQuery:
@@ -197,7 +197,7 @@ class ReplicationFlow:
         if self.trigger.mode == MICRO_BATCH:
             # Fewer, longer tasks: whole Kafka partitions are concatenated, never split, so each keeps its order.
             stream = stream.coalesce(self.max_tasks)
-        jwriter = _jvm_class(self._jvm, _WRITER_CLASS)(self._writer_json)
+        jwriter = jvm_class(self._jvm, _WRITER_CLASS)(self._writer_json)
         jstream = (stream._jdf.writeStream().queryName(self.name)  # a JVM ForeachWriter
                    .option("checkpointLocation", str(self.checkpoint_dir)).foreach(jwriter))
         triggers = self._jvm.org.apache.spark.sql.streaming.Trigger
@@ -227,24 +227,30 @@ def _driver_endpoint(spark: SparkSession, channel_class: object) -> dict[str, ob
     """Where executors in other JVMs send their writers' reports: the driver's channel server, started on
     `spark.driver.bindAddress` and advertised as `spark.driver.host` (the address executors already use to
     reach the driver). None in local mode, where the writers run in the driver's JVM."""
-    context = spark.sparkContext
-    if context.master == "local" or context.master.startswith("local["):  # local-cluster[...] has executor JVMs
+    if runs_locally(spark):
         return None
-    conf = context.getConf()
+    conf = spark.sparkContext.getConf()
     host = conf.get("spark.driver.host") or "127.0.0.1"
     bind = conf.get("spark.driver.bindAddress") or host
     return json.loads(channel_class.endpoint(bind, host))  # type: ignore[attr-defined]
 
 
-def _ship_plugin_jars(spark: SparkSession, writer: WriterSpec) -> None:
-    """On a cluster, the plugin path's jars go to the executors with the job (Spark adds each one once), so a
-    transform's class loads there whether or not the executor's host has the folder."""
-    for root in (writer.transforms or {}).get("plugin_path", ()):  # type: ignore[union-attr]
+def runs_locally(spark: SparkSession) -> bool:
+    """Whether the tasks run in the driver's JVM (`local`, `local[n]`; local-cluster[...] has executor JVMs)."""
+    master = spark.sparkContext.master
+    return master == "local" or master.startswith("local[")
+
+
+def ship_plugin_jars(spark: SparkSession, transforms: Mapping[str, object] | None) -> None:
+    """On a cluster, the plugin path's jars of `transforms` (a writer spec's) go to the executors with the job
+    (Spark adds each one once), so a transform's class loads there whether or not the executor's host has the
+    folder."""
+    for root in (transforms or {}).get("plugin_path", ()):  # type: ignore[union-attr]
         if str(root).endswith(".jar"):
             spark.sparkContext.addJar(str(root))
 
 
-def _jvm_class(jvm: object, name: str):  # a py4j JavaClass
+def jvm_class(jvm: object, name: str):  # a py4j JavaClass
     node = jvm
     for part in name.split("."):
         node = getattr(node, part)

@@ -18,12 +18,13 @@ from pyspark.sql import functions as F
 
 from sparkmirror.config.sql_rules import SqlRules
 from sparkmirror.offsets.verification import EXAMPLES_PER_PARTITION, Comparison, PartitionRange, Unmatched
-from sparkmirror.pipeline.flow import replication_columns
+from sparkmirror.pipeline.flow import INPUT_COLUMNS, jvm_class, replication_columns, runs_locally, ship_plugin_jars
 from sparkmirror.pipeline.options import source_options
 from sparkmirror.pipeline.sql_rules import KEEP
 
 TP = ("tp_topic", "tp_partition")
 DIGEST = ("d1", "d2")
+_WRITTEN_ROWS = "io.sparkmirror.recordpath.WrittenRows"
 
 
 def _read(spark: SparkSession, settings: Mapping[str, str], ranges: Mapping[str, Mapping[int, tuple[int, int]]],
@@ -47,15 +48,27 @@ def _read(spark: SparkSession, settings: Mapping[str, str], ranges: Mapping[str,
 SAMPLE_SCALE = 1_000_000
 
 
+def written(rows: DataFrame, shaping: Mapping[str, object]) -> DataFrame:
+    """`rows` (the flow's projection) as the flow's record path writes them: `shaping` holds its provenance and
+    transforms as the writer's spec does, and remote_topics."""
+    jrows = jvm_class(rows.sparkSession.sparkContext._jvm, _WRITTEN_ROWS).of(  # type: ignore[attr-defined]
+        rows.select(*INPUT_COLUMNS)._jdf, json.dumps(dict(shaping)))
+    return DataFrame(jrows, rows.sparkSession)
+
+
 def _side(df: DataFrame, topic_of: Column | None, rules: SqlRules | None, exempt: Sequence[str],
-          sample: tuple[float, int] | None = None) -> DataFrame:
+          sample: tuple[float, int] | None = None, shaping: Mapping[str, object] | None = None) -> DataFrame:
     """Each record's partition key, offset, digest, rank and occurrence. With `sample` (fraction, salt) only the
     records whose salted digest falls in the fraction are kept, on both sides alike: a record and its copy are
-    kept or dropped together, so the sample's join is as exact as the whole's."""
+    kept or dropped together, so the sample's join is as exact as the whole's. `shaping`: see `written`."""
     rows = replication_columns(df, rules, exempt)
     if rules is not None and rules.filter:
         rows = rows.where(F.coalesce(F.col(KEEP), F.lit(False)))
-    digest_of = (F.col("key"), F.col("value"), F.col("headers"), F.col("timestamp_ms"))
+    if shaping is not None:
+        rows = written(rows, shaping)
+    # no headers is no headers, whether a side holds them as null or as an empty array
+    headers = F.when(F.size("headers") > 0, F.col("headers"))
+    digest_of = (F.col("key"), F.col("value"), headers, F.col("timestamp_ms"))
     by_partition = Window.partitionBy(*TP).orderBy("offset")
     by_digest = Window.partitionBy(*TP, *DIGEST).orderBy("offset")
     rows = rows.select((topic_of if topic_of is not None else F.col("topic")).alias(TP[0]),
@@ -71,10 +84,11 @@ def _side(df: DataFrame, topic_of: Column | None, rules: SqlRules | None, exempt
 
 def compare(spark: SparkSession, ranges: Sequence[PartitionRange], source_settings: Mapping[str, str],
             target_settings: Mapping[str, str], rules: SqlRules | None = None, exempt: Sequence[str] = (),
-            limit: int = EXAMPLES_PER_PARTITION, sample: tuple[float, int] | None = None
-            ) -> dict[tuple[str, int], Comparison]:
+            limit: int = EXAMPLES_PER_PARTITION, sample: tuple[float, int] | None = None,
+            shaping: Mapping[str, object] | None = None) -> dict[tuple[str, int], Comparison]:
     """Compare the ranges of one flow; (source topic, partition) -> what the join found. `sample`: (fraction,
-    salt), see `_side`."""
+    salt), see `_side`; `shaping`: the flow's provenance and transforms as the writer's spec holds them (None when
+    it has neither: the records are written as read)."""
     source_ranges: dict[str, dict[int, tuple[int, int]]] = {}
     target_ranges: dict[str, dict[int, tuple[int, int]]] = {}
     for r in ranges:
@@ -88,7 +102,11 @@ def compare(spark: SparkSession, ranges: Sequence[PartitionRange], source_settin
         return out
     sources_of = {r.remote_topic: r.topic for r in ranges}
     remote = F.create_map(*[F.lit(x) for pair in sorted(sources_of.items()) for x in pair])
-    s = _side(source, None, rules, exempt, sample) if source is not None else None
+    if shaping is not None:
+        shaping = {**shaping, "remote_topics": {r.topic: r.remote_topic for r in ranges}}
+        if not runs_locally(spark):
+            ship_plugin_jars(spark, shaping.get("transforms"))  # type: ignore[arg-type]
+    s = _side(source, None, rules, exempt, sample, shaping) if source is not None else None
     t = _side(target, remote[F.col("topic")], None, (), sample) if target is not None else None
     empty = spark.createDataFrame([], "tp_topic string, tp_partition int, offset long, d1 long, d2 int, rank int, "
                                       "occ int")
