@@ -3,8 +3,10 @@
 Two local clusters; --records records of --record-size bytes (benchmarks/dataset.load) over --partitions
 partitions, copied by `sparkmirror run` (benchmarks/replicators.measure_copy); then, in one Spark session on
 `local[--cores]`, in turn: a plain read of both topics (every record's value fetched and summed: the least any
-comparison must do) and `verify` of the flow, which must report the copy whole. Prints records/s verified and
-the ratio of verify's time to the plain read's, and writes benchmarks/results/verify-<time>.json.
+comparison must do) and `verify` of the flow, which must report the copy whole; then `verify --sample 0.01`, and
+`verify` of the flow with a transform chain that changes no record (the cost of running the chain). Prints
+records/s verified and the ratios of verify's time to the plain read's and of the other two to the full verify's,
+and writes benchmarks/results/verify-<time>.json.
 
     python -m benchmarks.verify_speed                      # 2,000,000 records of 1 KiB
     python -m benchmarks.verify_speed --records 200000     # a quick look
@@ -29,6 +31,13 @@ from sparkmirror.testing.kafka_cluster import SINGLE_BROKER, start_clusters
 
 TOPIC = "verify-bench"
 ALIAS = "smsrc"  # SparkmirrorRunner's source alias: the remote topic is smsrc.verify-bench
+
+
+SAMPLE = 0.01
+# MM2's DropHeaders of a header no record has: every record goes through the record path's transform step
+SHAPING_CHAIN = (f"{ALIAS}->tgt.transforms = drop\n"
+                 f"{ALIAS}->tgt.transforms.drop.type = org.apache.kafka.connect.transforms.DropHeaders\n"
+                 f"{ALIAS}->tgt.transforms.drop.headers = absent\n")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -96,6 +105,19 @@ def main(argv: list[str] | None = None) -> int:
             log(f"verify: whole, {report.records} records read in {report.seconds:.1f} s "
                 f"({report.records_per_s:,.0f} records/s; {report.records / 2 / report.seconds:,.0f} source "
                 f"records/s), {report.seconds / plain:.2f}x a plain read of both topics")
+            sampled = verify(config, spark=spark, sample=SAMPLE)
+            shaped_config = work / "shaped.properties"  # a chain that changes nothing here: its cost alone
+            shaped_config.write_text(config.read_text() + SHAPING_CHAIN)
+            shaped = verify(shaped_config, spark=spark)
+            if not (sampled.whole and shaped.whole):
+                raise SystemExit("verify --sample or verify through a transform chain found differences in a clean "
+                                 "copy")
+            result.update({"sample": SAMPLE, "sample_verify_s": round(sampled.seconds, 2),
+                           "sample_ratio_to_full": round(sampled.seconds / report.seconds, 2),
+                           "transforms_verify_s": round(shaped.seconds, 2),
+                           "transforms_ratio_to_full": round(shaped.seconds / report.seconds, 2)})
+            log(f"verify --sample {SAMPLE}: {sampled.seconds:.1f} s ({sampled.seconds / report.seconds:.2f}x full); "
+                f"through a transform chain: {shaped.seconds:.1f} s ({shaped.seconds / report.seconds:.2f}x full)")
     finally:
         if spark is not None:
             spark.stop()
