@@ -191,7 +191,9 @@ def partition_values(bootstrap: str, topic: str, partition: int) -> list[tuple[i
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.time_ns()}",
                          "enable.auto.commit": "false", "isolation.level": "read_committed"})
     try:
-        _, end = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+        low, end = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+        if end <= low:
+            return []  # nothing to fetch: the position would never reach the end, and the loop would wait it out
         consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
         out: list[tuple[int, bytes]] = []
         deadline = time.monotonic() + 60

@@ -34,10 +34,11 @@ def read_all(bootstrap_servers: str, topic: str, partitions: int, timeout_s: flo
                          "enable.auto.commit": "false",
                          "isolation.level": "read_committed" if committed_only else "read_uncommitted"})
     try:
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1]
-                for p in range(partitions)}
+        marks = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)
+                 for p in range(partitions)}
+        ends = {p: end for p, (_, end) in marks.items()}
         out: dict[int, list[KafkaRecord]] = {p: [] for p in range(partitions)}
-        todo = {p for p, end in ends.items() if end > 0}
+        todo = {p for p, (low, end) in marks.items() if end > low}  # an empty one has no position to reach its end
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in todo])
         deadline = time.monotonic() + timeout_s
         while todo:
