@@ -71,6 +71,7 @@ def test_committed_group_is_listed_with_offsets_and_metadata(clusters, create_to
                                                          missing: {}}
     # Kafka reports a group that does not exist as DEAD, without an error.
     assert groups.describe([group, missing]) == {group: GroupState("EMPTY", 0), missing: GroupState("DEAD", 0)}
+    assert groups.states([group, missing]) == {group: "EMPTY", missing: "DEAD"}  # the same from the listing
 
 
 def test_committed_returns_only_the_asked_partitions_and_without_them_every_partition(clusters, create_topic,
@@ -117,8 +118,12 @@ def test_polling_member_makes_the_group_stable_and_its_offsets_unalterable(clust
     create_topic("A", topic, 1)
     with active_member(clusters.source, topic, group):
         wait_until(lambda: groups.describe([group])[group] == GroupState("STABLE", 1), 30, "a stable group")
+        assert groups.states([group]) == {group: "STABLE"}
         with pytest.raises(AdminOperationError) as raised:
             groups.alter_offsets(group, {(topic, 0): (0, "")})
+        # the group sync's commit, as a consumer that never joins, is refused too
+        with pytest.raises(AdminOperationError, match="UNKNOWN_MEMBER_ID"):
+            groups.commit(group, {(topic, 0): (0, "")}, keep=False)
     message = str(raised.value)
     assert f"group '{group}' has active members on cluster 'A'" in message
     assert "must be stopped first" in message

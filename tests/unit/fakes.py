@@ -181,7 +181,12 @@ class FakeCluster:
     def alter_offsets(self, group: str, offsets) -> None:
         self.committed_offsets.setdefault(group, {}).update(offsets)
 
-    def commit(self, group: str, offsets) -> None:
+    def states(self, groups: list[str]):
+        return {g: self.describe([g])[g].state for g in groups}
+
+    def commit(self, group: str, offsets, keep: bool = True) -> None:
+        if self.members.get(group):
+            raise AdminOperationError(self.alias, f"commit offsets of group '{group}'", "UNKNOWN_MEMBER_ID")
         self.alter_offsets(group, offsets)
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from sparkmirror.config.model import FlowConfig
 from sparkmirror.control.ports import GroupAdmin, LogReader, LogRecord, LogWriter
 from sparkmirror.offsets.checkpoints import (
+    IDLE_STATES,
     CheckpointKey,
     latest_checkpoints,
     plan_checkpoints,
@@ -156,9 +157,8 @@ class Checkpointer:
         groups = sorted({c.group for c in self.last.values()})
         if not groups:
             return 0
-        states = self._target_groups.describe(groups)
-        active = {g: s.members for g, s in states.items()}
-        idle = [g for g in groups if not active.get(g)]
+        active = {g: state for g, state in self._target_groups.states(groups).items() if state not in IDLE_STATES}
+        idle = [g for g in groups if g not in active]
         # plan_group_sync compares each idle group's checkpoints with its offsets on those partitions only.
         idle_groups = set(idle)
         checkpointed = {(c.topic, c.partition) for c in self.last.values() if c.group in idle_groups}
@@ -168,7 +168,7 @@ class Checkpointer:
         moved = 0
         for group, offsets in plan.commit.items():
             try:
-                self._target_groups.alter_offsets(group, offsets)
+                self._target_groups.commit(group, offsets, keep=False)  # refused once a consumer joined
             except Exception as exc:  # noqa: BLE001 - a member joined since describe; the next round retries
                 logger.warning("flow %s: group %s not synced to '%s': %s", self.flow.name, group,
                                self.flow.target, exc)

@@ -75,10 +75,6 @@ class FormerAclLedger(Protocol):
         ...
 
 
-class GroupState(Protocol):
-    members: int
-
-
 class GroupAdmin(Protocol):
     """Consumer groups on one cluster (kafka.groups.ConsumerGroups)."""
 
@@ -89,12 +85,13 @@ class GroupAdmin(Protocol):
         without any there."""
         ...
 
-    def describe(self, groups: list[str]) -> Mapping[str, GroupState]: ...
+    def states(self, groups: Sequence[str]) -> Mapping[str, str]:
+        """Each group's state (EMPTY, STABLE, ...; DEAD when the cluster does not have it)."""
+        ...
 
-    def alter_offsets(self, group: str, offsets: Mapping[tuple[str, int], tuple[int, str]]) -> None: ...
-
-    def commit(self, group: str, offsets: Mapping[tuple[str, int], tuple[int, str]]) -> None:
-        """Set offsets of a group without members, as often as a flow reports (kafka.groups: a consumer's commit)."""
+    def commit(self, group: str, offsets: Mapping[tuple[str, int], tuple[int, str]], keep: bool = True) -> None:
+        """Set offsets of a group without members (refused while it has some), as often as a flow reports
+        (kafka.groups: a consumer's commit); `keep`: keep the consumer for the group's next commit."""
         ...
 
     def close(self) -> None: ...

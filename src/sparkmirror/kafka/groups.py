@@ -75,13 +75,29 @@ class ConsumerGroups(AdminConnection):
         Share and streams groups are left out where the broker can filter by type (Kafka 3.8 and newer);
         older brokers refuse the filter and have no such groups, so they are asked without it.
         """
+        return sorted({listing.group_id for listing in self._listings(timeout_s)})
+
+    def states(self, groups: Sequence[str], timeout_s: float = CALL_TIMEOUT_S) -> dict[str, str]:
+        """Each group's state as Kafka names it (EMPTY, STABLE, ...); DEAD for a group the cluster does not have.
+
+        From the listing every broker answers, not DescribeConsumerGroups: librdkafka's coordinator-targeted admin
+        calls can abort the process when the coordinator's connection drops during one (see
+        kafka/group_describer.py), and a long-running process asks this every group sync, through target restarts.
+        """
+        wanted = set(groups)
+        listed = {listing.group_id: _state_name(listing.state) for listing in self._listings(timeout_s)
+                  if listing.group_id in wanted}
+        return {group: listed.get(group, "DEAD") for group in groups}
+
+    def _listings(self, timeout_s: float) -> list[Any]:
+        """The listing of every consumer group (see list_groups), with its state."""
         result = self._list(timeout_s, _CONSUMER_GROUP_TYPES)
         if any(e.code() in _UNSUPPORTED_CODES for e in result.errors):
             result = self._list(timeout_s, None)
         if result.errors:
             # A broker that did not answer: a partial list would make its groups look deleted, so fail.
             raise self._error("list consumer groups", result.errors[0])
-        return sorted({listing.group_id for listing in result.valid})
+        return list(result.valid)
 
     def _list(self, timeout_s: float, types: set[ConsumerGroupType] | None) -> Any:
         kwargs: dict[str, Any] = {"types": types} if types else {}
@@ -209,18 +225,30 @@ class ConsumerGroups(AdminConnection):
                 raise self._error(f"{operation} for {tp.topic}-{tp.partition}", tp.error, group)
 
     def commit(self, group: str, offsets: Mapping[tuple[str, int], tuple[int, str]],
-               timeout_s: float = CALL_TIMEOUT_S) -> None:
-        """Commit offsets (with metadata) of a group without members, as a consumer of the group that never joins.
+               timeout_s: float = CALL_TIMEOUT_S, keep: bool = True) -> None:
+        """Commit offsets (with metadata) of a group without members, as a consumer of the group that never joins;
+        Kafka refuses it while the group has members (UNKNOWN_MEMBER_ID), as it refuses altering its offsets.
+        `keep`: keep the consumer for the group's next commit (a flow's positions); else it is closed after this one.
 
         Not AdminClient.alter_consumer_group_offsets, called often (every report of a flow): an answer asking for
         another coordinator (a broker restarting) makes librdkafka queue an op on the handle's consumer group, which
-        an admin client has none of (see _fetch_committed); a consumer has one, so it finds the new coordinator.
+        an admin client has none of (see _fetch_committed); a consumer has one, so it finds the new coordinator. And
+        no coordinator-targeted admin call, which can abort the process (kafka/group_describer.py).
         """
         if not offsets:
             return
         consumer = self._committers.get(group)
         if consumer is None:
-            consumer = self._committers[group] = Consumer({**self._conf, "group.id": group, **_OFFSET_READER})
+            consumer = Consumer({**self._conf, "group.id": group, **_OFFSET_READER})
+            if keep:
+                self._committers[group] = consumer
+        try:
+            self._commit(consumer, group, offsets)
+        finally:
+            if not keep and self._committers.get(group) is not consumer:
+                consumer.close()
+
+    def _commit(self, consumer: Consumer, group: str, offsets: Mapping[tuple[str, int], tuple[int, str]]) -> None:
         operation = f"commit offsets of group '{group}'"
         try:
             answer = consumer.commit(offsets=[TopicPartition(topic, partition, offset, metadata=metadata)

@@ -71,17 +71,21 @@ class GroupSyncPlan:
     skipped: dict[str, str]  # group -> why nothing is written
 
 
-def plan_group_sync(checkpoints: Mapping[CheckpointKey, Checkpoint], active_members: Mapping[str, int],
+IDLE_STATES = frozenset({"EMPTY", "DEAD"})  # a group in another state has consumers in it (or is joining)
+
+
+def plan_group_sync(checkpoints: Mapping[CheckpointKey, Checkpoint], active: Mapping[str, str],
                     target_offsets: Mapping[str, GroupOffsets]) -> GroupSyncPlan:
-    """Translated offsets to commit for each checkpointed group that is idle on the target."""
+    """Translated offsets to commit for each checkpointed group that is idle on the target. `active`: the groups
+    with consumers on the target, with their state (STABLE, PREPARING_REBALANCE, ...)."""
     by_group: dict[str, list[Checkpoint]] = {}
     for checkpoint in checkpoints.values():
         by_group.setdefault(checkpoint.group, []).append(checkpoint)
     commit, skipped = {}, {}
     for group, cps in sorted(by_group.items()):
-        members = active_members.get(group, 0)
-        if members:
-            skipped[group] = f"{members} active member(s) on the target: it consumes there, so it is left alone"
+        state = active.get(group)
+        if state is not None:
+            skipped[group] = f"{state} on the target, with consumers in it: it consumes there, so it is left alone"
             continue
         current = target_offsets.get(group, {})
         changes = {}

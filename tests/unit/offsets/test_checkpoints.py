@@ -45,9 +45,9 @@ def test_latest_checkpoint_per_key_wins():
 def test_group_sync_skips_active_groups_and_never_moves_back():
     cps = latest_checkpoints([Checkpoint("idle", "A.t", 0, 30, 30, "m"), Checkpoint("idle", "A.t", 1, 5, 5),
                               Checkpoint("busy", "A.t", 0, 9, 9)])
-    plan = plan_group_sync(cps, {"busy": 2}, {"idle": {("A.t", 1): (8, "")}})
+    plan = plan_group_sync(cps, {"busy": "STABLE"}, {"idle": {("A.t", 1): (8, "")}})
     assert plan.commit == {"idle": {("A.t", 0): (30, "m")}}
-    assert "2 active member(s)" in plan.skipped["busy"]
+    assert "STABLE on the target, with consumers in it" in plan.skipped["busy"]
 
 
 def flow(source, target, syncs, replicated=()):
