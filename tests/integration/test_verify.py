@@ -40,6 +40,9 @@ def test_a_sparkmirror_copy_is_whole_and_each_damage_is_found_at_its_offsets(
     assert report.records == 600 and report.records_per_s > 0
     sampled = verify(path, spark=spark, sample=0.5)  # a record and its copy are drawn together: whole still
     assert sampled.whole and 60 < sum(p.matched for p in sampled.flows[0].partitions) < 240  # ~150, 10 sigma
+    later = verify(path, spark=spark, from_offset=60)  # each partition's last 40 records, against their copies
+    assert later.whole, later.to_json()
+    assert sum(p.matched for p in later.flows[0].partitions) == 3 * 40
 
     # damage: the target's first 5 records of partition 0 deleted; a second copy of a source record written to
     # partition 1 by hand; then, with a mask changing one record on the way, 30 more records copied

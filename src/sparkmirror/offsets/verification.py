@@ -162,9 +162,14 @@ def plan_range(topic: str, partition: int, remote_topic: str, source_marks: tupl
         copied_to, target_to = high, t_high
     source_to = high if to_end else min(copied_to, high)
     source_from = max(low, from_offset) if from_offset is not None else low
-    return PartitionRange(topic, partition, remote_topic, min(source_from, source_to), source_to, t_low,
-                          max(t_low, min(target_to, t_high)), exact, low, t_low, max(0, high - source_to),
-                          tail_is_lag=not exact and not to_end)
+    target_to = max(t_low, min(target_to, t_high))
+    # from a later offset: the target from just after the copy of the last synced record before it (the records
+    # between are compared as an unaligned head, see judge)
+    before = [w.sync.downstream_offset + 1 for w in syncs if w.sync.upstream_offset < source_from] \
+        if source_from > low else []
+    target_from = min(max(t_low, before[-1] if before else t_low), target_to)
+    return PartitionRange(topic, partition, remote_topic, min(source_from, source_to), source_to, target_from,
+                          target_to, exact, low, t_low, max(0, high - source_to), tail_is_lag=not exact and not to_end)
 
 
 def judge(r: PartitionRange, c: Comparison, limit: int = EXAMPLES_PER_PARTITION) -> PartitionVerdict:
@@ -192,8 +197,8 @@ def judge(r: PartitionRange, c: Comparison, limit: int = EXAMPLES_PER_PARTITION)
     for u in sorted(c.unmatched_target, key=lambda u: u.rank):
         if u.offset in paired:
             continue
-        if r.source_log_start > 0 and u.anchor == (-1, -1) and c.matched:
-            unknown_head += 1  # before the first record matched, and the source's head is gone: not comparable
+        if r.source_from > 0 and u.anchor == (-1, -1) and c.matched:
+            unknown_head += 1  # before the first record matched, and the source's head is gone or left out
         elif u.copy_of is not None:
             duplicate.append(Difference(DUPLICATE, u.copy_of, u.offset, f"a second copy of source offset {u.copy_of}"))
         else:
@@ -207,8 +212,10 @@ def judge(r: PartitionRange, c: Comparison, limit: int = EXAMPLES_PER_PARTITION)
         notes.append(f"{tail} source record(s) after the last one on the target: not copied yet (the offset syncs "
                      f"do not say exactly where this copy is)")
     if unknown_head:
+        why = (f"below the source's log start {r.source_log_start}" if r.source_from == r.source_log_start
+               else f"before source offset {r.source_from}, where the comparison starts")
         notes.append(f"{unknown_head} target record(s) before the first one matched could not be aligned: their "
-                     f"source records are below the source's log start {r.source_log_start}")
+                     f"source records are {why}")
     if more_source or more_target or c.out_of_order_count > len(disorder):
         notes.append(f"more than {limit} differences: the first {limit} of each kind are listed, all are counted")
     differences = tuple(sorted((*missing[:limit], *extra[:limit], *duplicate[:limit], *changed[:limit],

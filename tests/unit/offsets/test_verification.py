@@ -26,7 +26,20 @@ def test_sparkmirrors_last_sync_bounds_both_sides_exactly():
     to_end = plan_range("orders", 0, "A.orders", (0, 120), (0, 105), [end_sync(99, 99, 100)], to_end=True)
     assert (to_end.source_to, to_end.not_copied_yet) == (120, 0)
     later = plan_range("orders", 0, "A.orders", (10, 120), (0, 105), [end_sync(99, 99, 100)], from_offset=50)
-    assert later.source_from == 50
+    assert (later.source_from, later.target_from) == (50, 0)  # no sync below 50: the target from its start
+
+
+def test_from_a_later_offset_the_target_starts_after_the_last_sync_below_it():
+    syncs = [end_sync(29, 19, 30), end_sync(59, 49, 60), end_sync(99, 89, 100)]
+    r = plan_range("orders", 0, "A.orders", (0, 120), (0, 95), syncs, from_offset=70)
+    assert (r.source_from, r.source_to, r.target_from, r.target_to) == (70, 100, 50, 90)
+    # the target's copies of source records 60 to 69 come first: an unaligned head, not extra records
+    c = Comparison(30, 40, 30, (), tuple(Unmatched(50 + i, i, (-1, -1)) for i in range(10)),
+                   unmatched_target_count=10, last_matched=(29, 39))
+    verdict = judge(r, c)
+    assert verdict.whole and verdict.differences == ()
+    assert verdict.notes == ("10 target record(s) before the first one matched could not be aligned: their source "
+                             "records are before source offset 70, where the comparison starts",)
 
 
 def test_mm2s_sparse_syncs_compare_up_to_the_ends_and_the_tail_is_lag():
