@@ -51,20 +51,31 @@ def trigger_mode() -> str:
     return "micro-batch"
 
 
-def trigger_settings(mode: str) -> str:
-    """The properties that select a trigger mode (short reports so tests see positions move quickly)."""
-    return f"sparkmirror.trigger.mode = {mode}\nsparkmirror.report.interval.ms = 200\n"
+SOURCE_READERS = ["spark-kafka", "sparkmirror"]
 
 
 @pytest.fixture
-def mm2_properties(clusters, tmp_path, trigger_mode):
+def source_reader() -> str:
+    """What reads the source (sparkmirror.source.reader); a test or module parametrizes it to run on both."""
+    return SOURCE_READERS[0]
+
+
+def trigger_settings(mode: str, reader: str = SOURCE_READERS[0]) -> str:
+    """The properties that select a trigger mode and source reader (short reports so tests see positions move
+    quickly)."""
+    return (f"sparkmirror.trigger.mode = {mode}\nsparkmirror.report.interval.ms = 200\n"
+            f"sparkmirror.source.reader = {reader}\n")
+
+
+@pytest.fixture
+def mm2_properties(clusters, tmp_path, trigger_mode, source_reader):
     """Write an A->B properties file for the test clusters replicating `topics`; returns its path."""
     def write(topics: str, extra: str = "") -> Path:
         path: Path = tmp_path / "mm2.properties"
         path.write_text(f"clusters = A, B\nA.bootstrap.servers = {clusters.source}\n"
                         f"B.bootstrap.servers = {clusters.target}\nA->B.enabled = true\n"
-                        f"A->B.topics = {topics}\n{SINGLE_BROKER}{ONLY_OWN_TOPICS}{trigger_settings(trigger_mode)}"
-                        f"{extra}")
+                        f"A->B.topics = {topics}\n{SINGLE_BROKER}{ONLY_OWN_TOPICS}"
+                        f"{trigger_settings(trigger_mode, source_reader)}{extra}")
         return path
     return write
 

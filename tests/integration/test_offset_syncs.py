@@ -10,7 +10,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from sparkmirror.offsets.syncs import decode_offset_sync
 from sparkmirror.testing.records import produce, read_all
 
-from .conftest import TRIGGER_MODES, records
+from .conftest import SOURCE_READERS, TRIGGER_MODES, records
 
 SYNCS_TOPIC = "mm2-offset-syncs.B.internal"
 
@@ -19,6 +19,12 @@ SYNCS_TOPIC = "mm2-offset-syncs.B.internal"
 @pytest.fixture(params=TRIGGER_MODES)
 def trigger_mode(request) -> str:
     """Every test here runs in both record-path modes: micro-batch and Real-Time Mode."""
+    return request.param
+
+
+@pytest.fixture(params=SOURCE_READERS)
+def source_reader(request) -> str:
+    """... and on both sources: Spark's Kafka source and sparkmirror's (a few tasks of many partitions)."""
     return request.param
 
 def read_syncs(bootstrap: str, topic: str) -> list[tuple[int, int, int]]:

@@ -14,7 +14,7 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.testing.records import produce, read_all
 
-from .conftest import TRIGGER_MODES, wait_until
+from .conftest import SOURCE_READERS, TRIGGER_MODES, wait_until
 
 RECORDS = 10_000
 PARTITIONS = 3
@@ -39,6 +39,7 @@ def comparable(records: list[KafkaRecord]) -> list[tuple]:
     return [(r.key, r.value, r.headers, r.timestamp_type, r.timestamp) for r in records]
 
 
+@pytest.mark.parametrize("source_reader", SOURCE_READERS)
 def test_records_are_copied_exactly_partition_by_partition(clusters, create_topic, replicate, unique):
     topic, other = f"orders-{unique}", f"audit-{unique}"
     create_topic("A", topic, PARTITIONS)

@@ -162,6 +162,7 @@ FLOW_SETTINGS: tuple[FlowSetting, ...] = (
     FlowSetting(keys.TRIGGER_MODE, "trigger_mode", keys.TRIGGER_MODES[0], _choice(*keys.TRIGGER_MODES)),
     # Spark refuses Real-Time Mode epochs shorter than spark.sql.streaming.realTimeMode.minBatchDuration.
     FlowSetting(keys.REAL_TIME_EPOCH_MS, "real_time_epoch_ms", keys.DEFAULT_REAL_TIME_EPOCH_MS, _int(5000)),
+    FlowSetting(keys.SOURCE_READER, "source_reader", keys.SOURCE_READERS[0], _choice(*keys.SOURCE_READERS)),
     FlowSetting(keys.ON_RECORDS_REMOVED, "on_records_removed", keys.ON_RECORDS_REMOVED_CHOICES[0],
                 _choice(*keys.ON_RECORDS_REMOVED_CHOICES)),
     FlowSetting(keys.REPORT_INTERVAL_MS, "report_interval_ms", keys.DEFAULT_REPORT_INTERVAL_MS, _int(10)),

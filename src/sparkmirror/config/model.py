@@ -99,6 +99,7 @@ class FlowConfig:
     provenance_header: str
     trigger_mode: str
     real_time_epoch_ms: int
+    source_reader: str  # spark-kafka | sparkmirror (keys.SOURCE_READER)
     on_records_removed: str  # continue | stop: records removed at the source before the flow copied them
     report_interval_ms: int
     measure_lag: Schedule

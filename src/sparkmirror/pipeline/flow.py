@@ -166,10 +166,11 @@ class ReplicationFlow:
 
     def __init__(self, spark: SparkSession, name: str, source_options: Mapping[str, str], writer: WriterSpec,
                  checkpoint_dir: Path, on_batch: BatchListener, trigger: TriggerSpec, max_tasks: int,
-                 lease_ms: int = 0) -> None:
+                 lease_ms: int = 0, source_format: str = "kafka") -> None:
         self.spark = spark
         self.name = name
         self.source_options = dict(source_options)
+        self.source_format = source_format  # options.source_format: Spark's Kafka source or sparkmirror's
         self.writer = writer
         self.trigger = trigger
         self.checkpoint_dir = checkpoint_dir
@@ -190,7 +191,7 @@ class ReplicationFlow:
     def start(self, until_caught_up: bool = False) -> StreamingQuery:
         """Start the query; with until_caught_up a micro-batch query stops by itself once the backlog is
         copied (a Real-Time Mode query is stopped by its runner)."""
-        reader = self.spark.readStream.format("kafka")
+        reader = self.spark.readStream.format(self.source_format)
         for key, value in self.source_options.items():
             reader = reader.option(key, value)
         stream = replication_columns(reader.load(), self.writer.sql_rules, self.writer.sql_exempt_topics)

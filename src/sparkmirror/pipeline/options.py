@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -85,6 +86,19 @@ def source_options(consumer_settings: Mapping[str, str], starting_offsets: Mappi
     return opts
 
 
+SPARK_KAFKA_SOURCE = "kafka"
+FLOW_SOURCE = "io.sparkmirror.recordpath.FlowSource"
+
+
+def source_format(reader: str, tasks: int, opts: dict[str, str]) -> str:
+    """The readStream format of `sparkmirror.source.reader` (keys.SOURCE_READERS); sparkmirror's source also gets
+    its task count in `opts` (it reads every partition with `tasks` consumers, as MM2's tasks.max)."""
+    if reader == "sparkmirror":
+        opts["tasks"] = str(tasks)
+        return FLOW_SOURCE
+    return SPARK_KAFKA_SOURCE
+
+
 # The Java producer's own defaults batch little (16 KiB, linger 0 ms in kafka-clients 3.9); a replicator moves
 # backlogs, so it batches more by default. Explicit `<target>.producer.*` settings win.
 PRODUCER_DEFAULTS = {"linger.ms": "5", "batch.size": "262144", "delivery.timeout.ms": "120000"}
@@ -162,11 +176,29 @@ class TriggerSpec:
         return f"{self.epoch_ms} milliseconds"
 
 
-def real_time_slots_problem(flow: str, partitions: int, slots: int, master: str) -> str | None:
-    """Real-Time Mode runs every source partition as a task at once: a flow with more partitions than free
-    task slots would starve some of them silently, so it is refused with the numbers."""
-    if partitions <= slots:
+def flow_tasks(tasks_max: int | None) -> int:
+    """A flow's tasks: MM2's tasks.max, else one per core of this machine."""
+    return tasks_max or os.cpu_count() or 1
+
+
+def real_time_slots(reader: str, tasks: int, partitions: int) -> int:
+    """Task slots a Real-Time Mode query holds for good: one per source partition with Spark's Kafka source; with
+    sparkmirror's, one per task (at most one per partition), each reading many partitions."""
+    return min(tasks, partitions) if reader == "sparkmirror" else partitions
+
+
+def real_time_slots_problem(flow: str, partitions: int, slots: int, master: str, wanted: int | None = None
+                            ) -> str | None:
+    """Real-Time Mode runs every task at once (with Spark's Kafka source, a task per source partition, `wanted`
+    None): a flow wanting more than the free task slots would starve some partitions silently, so it is refused
+    with the numbers."""
+    needed = partitions if wanted is None else wanted
+    if needed <= slots:
         return None
-    return (f"flow {flow}: Real-Time Mode needs one Spark task slot per source partition: {partitions} "
-            f"partitions but {slots} free slots (spark.master = {master}). Give Spark more slots (e.g. "
-            f"spark.master = local[{partitions + 2}]) or set {flow}.sparkmirror.trigger.mode = micro-batch")
+    if wanted is None:
+        return (f"flow {flow}: Real-Time Mode needs one Spark task slot per source partition: {partitions} "
+                f"partitions but {slots} free slots (spark.master = {master}). Give Spark more slots (e.g. "
+                f"spark.master = local[{partitions + 2}]), set {flow}.sparkmirror.source.reader = sparkmirror (a "
+                f"task reads many partitions) or set {flow}.sparkmirror.trigger.mode = micro-batch")
+    return (f"flow {flow}: Real-Time Mode runs its {needed} tasks at once but {slots} Spark task slots are free "
+            f"(spark.master = {master}). Give Spark more slots or set {flow}.tasks.max = {max(1, slots)}")

@@ -8,7 +8,6 @@ query starts (inside the methods), so `validate`, `plan` and the unit tests neve
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
@@ -172,11 +171,14 @@ class SparkEngine:
         flow = request.flow
         trigger = trigger_of(flow)
         spark = self.session()
+        tasks = options.flow_tasks(flow.tasks_max)
         if trigger.mode == options.REAL_TIME:
             partitions = sum(len(parts) for parts in request.offsets.values())
             slots = int(spark.sparkContext.defaultParallelism)
+            wanted = options.real_time_slots(flow.source_reader, tasks, partitions)
             problem = options.real_time_slots_problem(flow.name, partitions, slots - request.other_real_time_slots,
-                                                      spark.sparkContext.master)
+                                                      spark.sparkContext.master,
+                                                      None if wanted == partitions else wanted)
             if problem:
                 raise PipelineError(problem)
         producer = options.producer_settings(dict(flow.target_producer), request.message_limits,
@@ -187,7 +189,6 @@ class SparkEngine:
                                                        else None)
         source = options.source_options(flow.source_consumer, request.offsets, max_offsets,
                                         flow.source_consumer.origin, trigger.mode == options.REAL_TIME)
-        tasks = flow.tasks_max or os.cpu_count() or 1
         writer = WriterSpec(request.channel, flow.target, producer, dict(request.remote_topics),
                             (flow.source, flow.target) if flow.provenance_enabled else None, producer_slots=tasks,
                             source_admin=dict(flow.source_admin), source_topic_ids=dict(request.topic_ids),
@@ -198,8 +199,9 @@ class SparkEngine:
                                                                flow.plugin_path, flow.source),
                             message_limits=dict(request.message_limits), sql_rules=flow.sql_rules,
                             sql_exempt_topics=tuple(t for t in request.offsets if flow.policy.is_heartbeats_topic(t)))
+        source_format = options.source_format(flow.source_reader, tasks, source)
         replication = ReplicationFlow(spark, flow.name, source, writer, request.checkpoint_dir, request.on_batch,
-                                      trigger, max_tasks=tasks, lease_ms=request.lease_ms)
+                                      trigger, max_tasks=tasks, lease_ms=request.lease_ms, source_format=source_format)
         return SparkQuery(replication.start(until_caught_up=request.until_caught_up), replication.pump, flow.name,
                           replication.renew_lease)
 

@@ -232,11 +232,12 @@ class FlowRunner:
         return self.running and time.monotonic() - self._started_at >= seconds
 
     @property
-    def real_time_partitions(self) -> int:
+    def real_time_slots(self) -> int:
         """Task slots this flow's running query holds for good (Real-Time Mode), else 0."""
         if self.query is None or self.trigger().mode != options.REAL_TIME:
             return 0
-        return sum(self.assignment.values())
+        return options.real_time_slots(self.flow.source_reader, options.flow_tasks(self.flow.tasks_max),
+                                       sum(self.assignment.values()))
 
     def _stop_query(self) -> None:
         """Stop the writers between records (what they wrote is reported, its positions saved), then the query."""

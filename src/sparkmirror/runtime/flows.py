@@ -71,7 +71,7 @@ class Flows:
         return runner
 
     def _real_time_slots_in_use(self, asking: FlowRunner) -> int:
-        return sum(r.real_time_partitions for r in self.runners.values() if r is not asking)
+        return sum(r.real_time_slots for r in self.runners.values() if r is not asking)
 
     # -- run here, stand by ----------------------------------------------------------------------------
     def run_here(self, name: str, lease_ms: int, raise_error: bool = False) -> Exception | None:

@@ -53,12 +53,13 @@ def plan_acls(clients: Clients, flow: FlowConfig, topics: TopicPlan) -> AclPrevi
 
 
 def real_time_slots_wanted(clients: Clients, runners: Iterable[FlowRunner]) -> int:
-    """Source partitions of the Real-Time Mode flows now: each needs a task slot of its own."""
+    """Task slots the Real-Time Mode flows hold now (options.real_time_slots)."""
     wanted = 0
     for runner in runners:
         if runner.trigger().mode == options.REAL_TIME:
             plan = runner.plan or plan_flow(clients, runner.flow)
-            wanted += sum(plan.source_partitions.values())
+            wanted += options.real_time_slots(runner.flow.source_reader, options.flow_tasks(runner.flow.tasks_max),
+                                              sum(plan.source_partitions.values()))
     return wanted
 
 

@@ -5,9 +5,13 @@ import pytest
 from sparkmirror.errors import ConfigError
 from sparkmirror.pipeline.options import (
     CAPPED_FETCH_BUDGET_BYTES,
+    FLOW_SOURCE,
+    SPARK_KAFKA_SOURCE,
     TriggerSpec,
     producer_settings,
+    real_time_slots,
     real_time_slots_problem,
+    source_format,
     source_options,
 )
 
@@ -97,6 +101,22 @@ def test_real_time_mode_is_refused_with_the_numbers_when_partitions_exceed_free_
     problem = real_time_slots_problem("A->B", 13, 12, "local[12]")
     assert "13 partitions but 12 free slots (spark.master = local[12])" in problem
     assert "spark.master = local[15]" in problem and "A->B.sparkmirror.trigger.mode = micro-batch" in problem
+    assert "A->B.sparkmirror.source.reader = sparkmirror" in problem
+
+
+def test_sparkmirrors_source_holds_a_slot_per_task_not_per_partition():
+    assert real_time_slots("spark-kafka", 2, 1000) == 1000
+    assert real_time_slots("sparkmirror", 2, 1000) == 2
+    assert real_time_slots("sparkmirror", 4, 3) == 3
+    problem = real_time_slots_problem("A->B", 1000, 1, "local[2]", wanted=2)
+    assert "runs its 2 tasks at once but 1 Spark task slots are free" in problem and "A->B.tasks.max = 1" in problem
+    assert real_time_slots_problem("A->B", 1000, 2, "local[2]", wanted=2) is None
+
+
+def test_the_source_reader_names_the_readstream_format_and_gives_sparkmirrors_its_tasks():
+    opts: dict[str, str] = {}
+    assert source_format("spark-kafka", 4, opts) == SPARK_KAFKA_SOURCE and opts == {}
+    assert source_format("sparkmirror", 4, opts) == FLOW_SOURCE and opts == {"tasks": "4"}
 
 
 def test_real_time_epochs_are_given_to_spark_as_a_duration():

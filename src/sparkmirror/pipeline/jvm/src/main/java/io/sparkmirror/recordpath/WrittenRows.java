@@ -60,8 +60,7 @@ public final class WrittenRows implements MapPartitionsFunction<Row, Row> {
             .add("timestamp_ms", DataTypes.LongType)
             .add("key", DataTypes.BinaryType)
             .add("value", DataTypes.BinaryType)
-            .add("headers", DataTypes.createArrayType(new StructType()
-                .add("key", DataTypes.StringType).add("value", DataTypes.BinaryType)));
+            .add("headers", FlowSource.headers());
     }
 
     @Override
