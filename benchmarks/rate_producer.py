@@ -52,8 +52,12 @@ def main() -> None:
         due = int(elapsed * per_second)
         while sent < due:
             extra = {"headers": [(ID_HEADER, sent.to_bytes(8, "big"))], "on_delivery": on_delivery} if args.ids else {}
-            producer.produce(args.topic, value=payloads.value(sent), key=payloads.key(sent),
-                             partition=sent % args.partitions, timestamp=int(time.time() * 1000), **extra)
+            try:
+                producer.produce(args.topic, value=payloads.value(sent), key=payloads.key(sent),
+                                 partition=sent % args.partitions, timestamp=int(time.time() * 1000), **extra)
+            except BufferError:  # librdkafka's queue is full (1,000 small partitions): wait for acknowledgements
+                producer.poll(0.01)
+                continue  # the same record again, stamped when it is taken
             sent += 1
         producer.poll(0)
         time.sleep(TICK_S)

@@ -178,6 +178,18 @@ def count_records(admin: ClusterAdmin, topics: dict[str, int]) -> int:
     return sum(high - low for parts in marks.values() for low, high in parts.values())
 
 
+OWN_SOURCE = "sparkmirror.source.reader = sparkmirror\n"
+
+
+def own_source_runner(source: str, target: str, cores: int, workdir: Path, trigger: str = "micro-batch"
+                      ) -> SparkmirrorRunner:
+    """sparkmirror reading with its own source (`sparkmirror.source.reader = sparkmirror`: tasks.max tasks of many
+    partitions each), into its own remote topics (`ossrc.<topic>`)."""
+    runner = SparkmirrorRunner(source, target, cores, workdir, trigger, source_alias="ossrc", settings=OWN_SOURCE)
+    runner.name = "sparkmirror-own-source" if trigger == "micro-batch" else f"sparkmirror-{trigger}-own-source"
+    return runner
+
+
 def exactly_once_runner(source: str, target: str, cores: int, workdir: Path) -> SparkmirrorRunner:
     """sparkmirror with `exactly.once.support = required`, into its own remote topics (`eossrc.<topic>`)."""
     runner = SparkmirrorRunner(source, target, cores, workdir, source_alias="eossrc",

@@ -39,6 +39,7 @@ from benchmarks.replicators import (
     measure_copy,
     measure_limit,
     mm2_exactly_once_runner,
+    own_source_runner,
 )
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import NewTopicSpec
@@ -50,7 +51,7 @@ MODES = ("throughput", "metrics", "latency", "scale", "transforms")
 # `metrics` adds 2 x --metrics-reps copies, `transforms` three copies and two latency runs: asked for by name
 DEFAULT_MODES = ("throughput", "latency", "scale")
 RUNNERS = {"mm2": MirrorMakerRunner, "sparkmirror": SparkmirrorRunner, "sparkmirror-exactly-once": exactly_once_runner,
-           "mm2-exactly-once": mm2_exactly_once_runner}
+           "mm2-exactly-once": mm2_exactly_once_runner, "sparkmirror-own-source": own_source_runner}
 QUICK = {"records": 50_000, "latency_seconds": 5.0, "latency_warmup_seconds": 3.0, "scale_topics": 10,
          "scale_partitions": 5}
 
@@ -178,11 +179,12 @@ LATENCY_FIGURES = ("p50_ms", "p99_ms", "max_ms", "startup_p99_ms", "startup_max_
 def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
     src_admin, _ = _admins(src, tgt)
     runners = dict(runners)
-    if "sparkmirror" in runners:  # one entry per trigger mode, micro-batch first
-        base = runners.pop("sparkmirror")
-        for trigger in args.latency_triggers:
-            runner = SparkmirrorRunner(base.source, base.target, base.cores, base.workdir, trigger)
-            runners[runner.name] = runner
+    for kind, make in (("sparkmirror", SparkmirrorRunner), ("sparkmirror-own-source", own_source_runner)):
+        if kind in runners:  # one entry per trigger mode, micro-batch first
+            base = runners.pop(kind)
+            for trigger in args.latency_triggers:
+                runner = make(base.source, base.target, base.cores, base.workdir, trigger)
+                runners[runner.name] = runner
     _create(src_admin, {"latency-direct": args.latency_partitions})
     log(f"direct: latency of a consumer on the source itself at {args.latency_rate_mb} MB/s")
     direct = measure_direct_latency(src, "latency-direct", args.latency_partitions, args.latency_rate_mb,
@@ -255,6 +257,7 @@ def ratios(result: dict) -> None:
     sm_p99 = [row["p99_ms"] for name, row in reps.items() if name.startswith("sparkmirror") and row.get("p99_ms")]
     if mm2_p99 and sm_p99:  # sparkmirror's best trigger mode against MM2, same run
         result["latency_p99_ratio_vs_mm2"] = round(min(sm_p99) / mm2_p99, 3)
+    latency_ratios(result)
     scale = result["scale"]
     if scale.get("sparkmirror") and scale.get("mm2"):
         result["scale_throughput_ratio_vs_mm2"] = round(
@@ -262,12 +265,40 @@ def ratios(result: dict) -> None:
     transforms.ratios(result)
 
 
+LONG_LATENCY_S = 300  # a latency run this long gives latency_long_p99_ratio_vs_mm2 (the epoch ends show)
+
+
+def latency_ratios(result: dict) -> None:
+    """Latency against MM2's in the same run, of sparkmirror's row with the lowest p99: p50 and p99 over as many
+    partitions as the run had when that is 1,000 or more (`latency_1000p_...`), p99 of a long run, and each
+    sparkmirror row's latency CPU per million records."""
+    reps, params = result["replicators"], result.get("parameters", {})
+    mm2 = reps.get("mm2", {})
+    rows = {name: row for name, row in reps.items() if name.startswith("sparkmirror") and row.get("p99_ms")}
+    if not mm2.get("p99_ms") or not rows:
+        return
+    best = min(rows, key=lambda name: rows[name]["p99_ms"])
+    partitions = params.get("latency_partitions") or 0
+    if partitions >= 1000:
+        result[f"latency_{partitions}p_p50_ratio_vs_mm2"] = round(rows[best]["p50_ms"] / mm2["p50_ms"], 3)
+        result[f"latency_{partitions}p_p99_ratio_vs_mm2"] = round(rows[best]["p99_ms"] / mm2["p99_ms"], 3)
+        result[f"latency_{partitions}p_replicator"] = best
+    if params.get("latency_seconds", 0) >= LONG_LATENCY_S:
+        result["latency_long_p99_ratio_vs_mm2"] = round(rows[best]["p99_ms"] / mm2["p99_ms"], 3)
+    mm2_cpu = mm2.get("latency_cpu_s_per_million_records")
+    if mm2_cpu:
+        result["latency_cpu_ratio_vs_mm2"] = {name: round(row["latency_cpu_s_per_million_records"] / mm2_cpu, 3)
+                                              for name, row in rows.items()
+                                              if row.get("latency_cpu_s_per_million_records")}
+
+
 COLUMNS = ("records_per_s", "mb_per_s", "wall_s", "first_record_s", "cpu_s", "cpu_s_per_million_records",
            "peak_rss_mb", "p50_ms", "p99_ms", "max_ms", "startup_p99_ms", "latency_cpu_s_per_million_records")
 RATIOS = ("throughput_ratio_vs_mm2", "throughput_ratio_vs_limit", "exactly_once_throughput_ratio_vs_at_least_once",
           "mm2_exactly_once_throughput_ratio_vs_mm2", "scale_throughput_ratio_vs_mm2", "latency_p99_ratio_vs_mm2",
           "metrics_on_off_ratio", "transforms_throughput_ratio_vs_plain", "transforms_throughput_ratio_vs_mm2",
-          "sql_filter_latency_p50_ratio")
+          "sql_filter_latency_p50_ratio", "latency_1000p_p50_ratio_vs_mm2", "latency_1000p_p99_ratio_vs_mm2",
+          "latency_1000p_replicator", "latency_long_p99_ratio_vs_mm2", "latency_cpu_ratio_vs_mm2")
 
 
 def markdown(result: dict) -> str:
