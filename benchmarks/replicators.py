@@ -16,6 +16,7 @@ from benchmarks.measure import TreeSampler, Usage
 from sparkmirror import jars
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.groups import ConsumerGroups
+from sparkmirror.pipeline.options import producer_settings
 from sparkmirror.testing import watchdog
 from sparkmirror.testing.kafka_cluster import SINGLE_BROKER
 from sparkmirror.testing.mirror_maker import CONNECT_SINGLE_BROKER, LocalMirrorMaker
@@ -275,34 +276,47 @@ _PERF_LINE = re.compile(r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB
 
 
 def measure_limit(target: str, topic: str, records: int, record_size: int, target_admin: ClusterAdmin,
-                  partitions: int) -> tuple[Run, float]:
-    """Kafka's ProducerPerformance into a fresh target topic, acks=all; returns the run and its records/s."""
+                  partitions: int, producers: int = 1) -> tuple[Run, float]:
+    """The ceiling of a copy into the target: Kafka's ProducerPerformance with the settings sparkmirror's writer
+    gives its producers in micro-batches (batching, idempotence, acks=all: pipeline/options.producer_settings),
+    `producers` of them at once (the writer has one per task, tasks.max), each sending its share of `records` into
+    a fresh target topic. Returns the run (all of them, start to last end) and its records/s."""
+    settings = producer_settings({})
+    props = [f"bootstrap.servers={target}", *(f"{k}={v}" for k, v in sorted(settings.items()))]
     cp = os.pathsep.join(str(p) for p in jars.classpath("kafka"))
-    cmd = [jars.java_executable(), "-Xmx512m", "-cp", cp, "org.apache.kafka.tools.ProducerPerformance",
-           "--topic", topic, "--num-records", str(records), "--record-size", str(record_size),
-           "--throughput", "-1", "--producer-props", f"bootstrap.servers={target}", "acks=all"]
+    shares = [records // producers + (1 if i < records % producers else 0) for i in range(producers)]
     started = time.monotonic()
-    proc, dog = watchdog.spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    spawned = [watchdog.spawn([jars.java_executable(), "-Xmx512m", "-cp", cp,
+                               "org.apache.kafka.tools.ProducerPerformance", "--topic", topic, "--num-records",
+                               str(share), "--record-size", str(record_size), "--throughput", "-1",
+                               "--producer-props", *props], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+               for share in shares]
+    outputs: list[list[str]] = []
+    usages: list[Usage] = []
     try:
-        sampler = TreeSampler(proc.pid)
-        sampler.start()
-        assert proc.stdout is not None
-        lines = [raw.decode(errors="replace") for raw in proc.stdout]
-        usage = sampler.stop()
-        proc.wait()
-        wall = time.monotonic() - started
-    finally:
-        if proc.poll() is None:  # an error or an interrupt while it ran: end its group
-            os.killpg(dog.pgid, signal.SIGKILL)
+        samplers = [TreeSampler(proc.pid) for proc, _dog in spawned]
+        for sampler in samplers:
+            sampler.start()
+        for (proc, _dog), sampler in zip(spawned, samplers, strict=True):
+            assert proc.stdout is not None
+            outputs.append([raw.decode(errors="replace") for raw in proc.stdout])
+            usages.append(sampler.stop())
             proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
-        dog.release()
-    # Progress lines share the summary's format; the summary alone also lists percentiles.
-    final = [m for line in lines if "50th" in line and (m := _PERF_LINE.search(line))]
-    if proc.returncode != 0 or not final:
-        raise CopyIncomplete(f"ProducerPerformance failed ({proc.returncode}):\n{''.join(lines[-10:])}")
+        wall = time.monotonic() - started
+        usage = Usage(round(sum(u.cpu_s for u in usages), 2), round(sum(u.peak_rss_mb for u in usages), 1))
+    finally:
+        for proc, dog in spawned:
+            if proc.poll() is None:  # an error or an interrupt while it ran: end its group
+                os.killpg(dog.pgid, signal.SIGKILL)
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+            dog.release()
+    for (proc, _dog), lines in zip(spawned, outputs, strict=True):
+        # Progress lines share the summary's format; the summary alone also lists percentiles.
+        if proc.returncode != 0 or not any("50th" in line and _PERF_LINE.search(line) for line in lines):
+            raise CopyIncomplete(f"ProducerPerformance failed ({proc.returncode}):\n{''.join(lines[-10:])}")
     copied = count_records(target_admin, {topic: partitions})
     if copied != records:
         raise CopyIncomplete(f"limit: target topic holds {copied} records, expected {records}")
-    return Run(wall_s=round(wall, 2), first_record_s=None, usage=usage), float(final[-1].group(2))
+    return Run(wall_s=round(wall, 2), first_record_s=None, usage=usage), round(records / wall, 1)

@@ -137,8 +137,9 @@ def run_throughput(args: argparse.Namespace, src: str, tgt: str, runners: dict, 
     load_s = dataset.load(src, ["bench"], args.partitions, args.records, args.record_size, args.seed)
     result["load_s"] = round(load_s, 1)
     _create(tgt_admin, {"limit": args.partitions})
-    log("limit: ProducerPerformance into the target (acks=all)")
-    run, tool_rate = measure_limit(tgt, "limit", args.records, args.record_size, tgt_admin, args.partitions)
+    log(f"limit: {args.cores} ProducerPerformance(s) into the target with the writer's producer settings")
+    run, tool_rate = measure_limit(tgt, "limit", args.records, args.record_size, tgt_admin, args.partitions,
+                                   producers=args.cores)
     result["replicators"].setdefault("limit", {}).update(figures(run, args.records, args.record_size),
                                                          producer_perf_records_per_s=tool_rate)
     for name, runner in runners.items():
