@@ -3,9 +3,11 @@ package io.sparkmirror.recordpath;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -19,6 +21,8 @@ final class SourceConsumers {
 
     private static final Map<Map<String, Object>, ArrayDeque<Idle>> IDLE = new HashMap<>();
     private static final Map<KafkaConsumer<byte[], byte[]>, Map<String, Object>> LENT = new IdentityHashMap<>();
+    // settings whose query stopped: a consumer its last tasks give back is closed, not kept for a next one
+    private static final Set<Map<String, Object>> STOPPED = new HashSet<>();
 
     private record Idle(KafkaConsumer<byte[], byte[]> consumer, long since) {
     }
@@ -40,6 +44,7 @@ final class SourceConsumers {
 
     static synchronized KafkaConsumer<byte[], byte[]> acquire(Map<String, Object> config) {
         closeIdle(System.currentTimeMillis());
+        STOPPED.remove(config);  // a query with these settings runs (again)
         ArrayDeque<Idle> idle = IDLE.get(config);
         KafkaConsumer<byte[], byte[]> consumer = idle == null || idle.isEmpty() ? null : idle.pop().consumer();
         if (consumer == null) {
@@ -58,13 +63,23 @@ final class SourceConsumers {
             consumer.close(Duration.ZERO);
             return;
         }
-        if (config != null) {
+        if (config == null || STOPPED.contains(config)) {
+            consumer.close(Duration.ZERO);
+        } else {
             IDLE.computeIfAbsent(config, c -> new ArrayDeque<>()).push(new Idle(consumer, System.currentTimeMillis()));
         }
     }
 
-    /** Close every idle consumer with these settings (the flow's query stopped). */
+    /** Close a consumer whose task failed or was interrupted during a poll: its state is not to be trusted. */
+    static synchronized void discard(KafkaConsumer<byte[], byte[]> consumer) {
+        LENT.remove(consumer);
+        consumer.close(Duration.ZERO);
+    }
+
+    /** Close every idle consumer with these settings, and those its tasks still hold when they give them back
+     * (the flow's query stopped; in Real-Time Mode its tasks end after the stream). */
     static synchronized void closeAll(Map<String, Object> config) {
+        STOPPED.add(config);
         ArrayDeque<Idle> idle = IDLE.remove(config);
         if (idle != null) {
             idle.forEach(i -> i.consumer().close(Duration.ZERO));

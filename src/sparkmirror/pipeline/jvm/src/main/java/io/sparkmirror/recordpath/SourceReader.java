@@ -43,6 +43,7 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
     private Iterator<ConsumerRecord<byte[], byte[]>> fetched = java.util.Collections.emptyIterator();
     private InternalRow current;
     private long progressAt = System.currentTimeMillis();
+    private boolean broken;  // the last poll did not return: the consumer is closed, not kept
 
     SourceReader(SourceTask task) {
         this.consumer = SourceConsumers.acquire(task.consumerConfig);
@@ -57,9 +58,14 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
             next.put(tp, r.from());
             open.add(tp);
         }
-        consumer.assign(assigned);
-        for (SourceRanges.Range r : task.ranges) {
-            consumer.seek(new TopicPartition(r.topic(), r.partition()), r.from());
+        try {
+            consumer.assign(assigned);
+            for (SourceRanges.Range r : task.ranges) {
+                consumer.seek(new TopicPartition(r.topic(), r.partition()), r.from());
+            }
+        } catch (RuntimeException e) {
+            SourceConsumers.discard(consumer);  // no reader to close it
+            throw e;
         }
     }
 
@@ -121,8 +127,10 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
     }
 
     private void poll(long waitMs) {
+        broken = true;  // until the poll returns: an interrupted or failed consumer is not given back to the pool
         try {
             var records = consumer.poll(Duration.ofMillis(waitMs));
+            broken = false;
             long now = System.currentTimeMillis();
             if (!records.isEmpty() || realTime) {  // in Real-Time Mode no record for a while is no stall
                 progressAt = now;
@@ -158,7 +166,11 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
 
     @Override
     public void close() {
-        SourceConsumers.release(consumer);
+        if (broken) {
+            SourceConsumers.discard(consumer);
+        } else {
+            SourceConsumers.release(consumer);
+        }
     }
 
     /** A record as Spark's Kafka source's row: key, value, topic, partition, offset, timestamp (micros),
