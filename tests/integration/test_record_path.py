@@ -70,20 +70,47 @@ def test_real_time_mode_copies_exactly_and_survives_topic_changes_and_restarts(c
     assert assert_syncs_exact(clusters, first, 2) >= 2
 
 
-def test_real_time_mode_refuses_more_partitions_than_task_slots(clusters, create_topic, mm2_properties, spark,
-                                                                unique, tmp_path):
-    topic = f"rt-wide-{unique}"
-    slots = int(spark.sparkContext.defaultParallelism)
-    create_topic("A", topic, slots + 1)
-    supervisor = Supervisor(load_config(mm2_properties(topic)), tmp_path / "state")
+def refusal(path, tmp_path) -> str:
+    supervisor = Supervisor(load_config(path), tmp_path / "state")
     try:
         with pytest.raises(PipelineError) as info:
             supervisor.start()
     finally:
         supervisor.stop()
-    message = str(info.value)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("source_reader", ["spark-kafka"])
+def test_real_time_mode_on_sparks_source_refuses_more_partitions_than_task_slots(clusters, create_topic,
+                                                                                 mm2_properties, spark, unique,
+                                                                                 tmp_path):
+    topic = f"rt-wide-{unique}"
+    slots = int(spark.sparkContext.defaultParallelism)
+    create_topic("A", topic, slots + 1)
+    message = refusal(mm2_properties(topic), tmp_path)
     assert f"{slots + 1} partitions but {slots} free slots" in message, message
-    assert "sparkmirror.trigger.mode = micro-batch" in message
+    assert "sparkmirror.trigger.mode = micro-batch" in message and "sparkmirror.source.reader = sparkmirror" in message
+
+
+@pytest.mark.parametrize("source_reader", ["sparkmirror"])
+def test_real_time_mode_refuses_more_tasks_than_task_slots_and_reads_more_partitions_than_slots(
+        clusters, create_topic, mm2_properties, spark, unique, tmp_path):
+    topic = f"rt-tasks-{unique}"
+    slots = int(spark.sparkContext.defaultParallelism)
+    create_topic("A", topic, slots + 2)
+    message = refusal(mm2_properties(topic, f"tasks.max = {slots + 1}\n"), tmp_path)
+    assert f"runs its {slots + 1} tasks at once but {slots} Spark task slots are free" in message, message
+    assert f"A->B.tasks.max = {slots}" in message
+    # sparkmirror's source: the same partitions on as many tasks as there are slots
+    produce(clusters.source, topic, sample("wide", 40, slots + 2))
+    wide = mm2_properties(topic, f"tasks.max = {slots}\n")
+    supervisor = Supervisor(load_config(wide), tmp_path / "wide", until_caught_up=True)
+    try:
+        supervisor.start()
+        supervisor.wait()
+    finally:
+        supervisor.stop()
+    assert count_records(clusters.target, f"A.{topic}") == 40
 
 
 @pytest.mark.parametrize("seed", range(5))
