@@ -178,7 +178,7 @@ class SparkEngine:
             wanted = options.real_time_slots(flow.source_reader, tasks, partitions)
             problem = options.real_time_slots_problem(flow.name, partitions, slots - request.other_real_time_slots,
                                                       spark.sparkContext.master,
-                                                      None if wanted == partitions else wanted)
+                                                      wanted if flow.source_reader == "sparkmirror" else None)
             if problem:
                 raise PipelineError(problem)
         producer = options.producer_settings(dict(flow.target_producer), request.message_limits,
