@@ -37,6 +37,7 @@ final class SourceStream implements MicroBatchStream, SupportsTriggerAvailableNo
 
     private final List<TopicPartition> partitions = new ArrayList<>();
     private final SourcePositions starting;
+    private final Map<TopicPartition, Long> startingOffsets;  // the same, by partition, made once
     private final HashMap<String, Object> consumerConfig = new HashMap<>();
     private final long maxOffsets;
     private final int tasks;
@@ -59,12 +60,13 @@ final class SourceStream implements MicroBatchStream, SupportsTriggerAvailableNo
             throw new RecordPathException("option assign: not JSON of topic -> partitions: " + e.getMessage());
         }
         this.starting = SourcePositions.parse(required(options, "startingOffsets"));
+        this.startingOffsets = starting.byPartition();
         this.maxOffsets = Long.parseLong(options.getOrDefault("maxOffsetsPerTrigger", "0"));
         this.tasks = Integer.parseInt(options.getOrDefault("tasks", "2"));
         this.pollMs = Long.parseLong(options.getOrDefault("pollMs", String.valueOf(DEFAULT_POLL_MS)));
         this.stallMs = Long.parseLong(options.getOrDefault("stallMs", String.valueOf(DEFAULT_STALL_MS)));
         for (TopicPartition tp : partitions) {
-            if (!starting.byPartition().containsKey(tp)) {
+            if (!startingOffsets.containsKey(tp)) {
                 throw new RecordPathException("option startingOffsets has no offset for assigned partition " + tp);
             }
         }
@@ -109,7 +111,7 @@ final class SourceStream implements MicroBatchStream, SupportsTriggerAvailableNo
         Map<TopicPartition, Long> end = availableNow != null ? availableNow : endOffsets();
         Map<TopicPartition, Long> upTo = new LinkedHashMap<>();
         for (TopicPartition tp : partitions) {
-            long begin = from.getOrDefault(tp, starting.byPartition().get(tp));
+            long begin = from.getOrDefault(tp, startingOffsets.get(tp));
             upTo.put(tp, Math.max(begin, end.getOrDefault(tp, begin)));  // an end below it (truncated): nothing
         }
         if (limit instanceof ReadMaxRows rows) {
