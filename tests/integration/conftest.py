@@ -51,7 +51,7 @@ def trigger_mode() -> str:
     return "micro-batch"
 
 
-SOURCE_READERS = ["spark-kafka", "sparkmirror"]  # the default first
+SOURCE_READERS = ["sparkmirror", "spark-kafka"]  # the default first
 
 
 @pytest.fixture

@@ -128,11 +128,10 @@ TRIGGER_MODE = "sparkmirror.trigger.mode"
 TRIGGER_MODES = ("micro-batch", "real-time")
 REAL_TIME_EPOCH_MS = "sparkmirror.real.time.epoch.ms"
 DEFAULT_REAL_TIME_EPOCH_MS = 60_000
-# What reads the source on the record path: Spark's Kafka source (the default so far: a task per source partition) or
-# sparkmirror's own source (pipeline/jvm FlowSource: tasks.max tasks, one consumer over many partitions each, as
-# MM2's tasks; to become the default once a re-created topic in Real-Time Mode is copied reliably on it).
+# What reads the source on the record path: sparkmirror's own source (the default; pipeline/jvm FlowSource: tasks.max
+# tasks, one consumer over many partitions each, as MM2's tasks) or Spark's Kafka source (a task per source partition).
 SOURCE_READER = "sparkmirror.source.reader"
-SOURCE_READERS = ("spark-kafka", "sparkmirror")
+SOURCE_READERS = ("sparkmirror", "spark-kafka")
 # How often the record path's writers report what the target acknowledged (positions, offset syncs).
 REPORT_INTERVAL_MS = "sparkmirror.report.interval.ms"
 DEFAULT_REPORT_INTERVAL_MS = 500

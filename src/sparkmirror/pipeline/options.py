@@ -90,11 +90,14 @@ SPARK_KAFKA_SOURCE = "kafka"
 FLOW_SOURCE = "io.sparkmirror.recordpath.FlowSource"
 
 
-def source_format(reader: str, tasks: int, opts: dict[str, str]) -> str:
+def source_format(reader: str, tasks: int, opts: dict[str, str], poll_timeout_ms: int | None = None) -> str:
     """The readStream format of `sparkmirror.source.reader` (keys.SOURCE_READERS); sparkmirror's source also gets
-    its task count in `opts` (it reads every partition with `tasks` consumers, as MM2's tasks.max)."""
+    its task count in `opts` (it reads every partition with `tasks` consumers, as MM2's tasks.max) and MM2's
+    `consumer.poll.timeout.ms` as the longest a task's poll waits for records (its tasks' poll, as in MM2)."""
     if reader == "sparkmirror":
         opts["tasks"] = str(tasks)
+        if poll_timeout_ms is not None:
+            opts["pollMs"] = str(poll_timeout_ms)
         return FLOW_SOURCE
     return SPARK_KAFKA_SOURCE
 

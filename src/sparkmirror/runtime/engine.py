@@ -199,7 +199,7 @@ class SparkEngine:
                                                                flow.plugin_path, flow.source),
                             message_limits=dict(request.message_limits), sql_rules=flow.sql_rules,
                             sql_exempt_topics=tuple(t for t in request.offsets if flow.policy.is_heartbeats_topic(t)))
-        source_format = options.source_format(flow.source_reader, tasks, source)
+        source_format = options.source_format(flow.source_reader, tasks, source, flow.consumer_poll_timeout_ms)
         replication = ReplicationFlow(spark, flow.name, source, writer, request.checkpoint_dir, request.on_batch,
                                       trigger, max_tasks=tasks, lease_ms=request.lease_ms, source_format=source_format)
         return SparkQuery(replication.start(until_caught_up=request.until_caught_up), replication.pump, flow.name,

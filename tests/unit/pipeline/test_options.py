@@ -113,10 +113,11 @@ def test_sparkmirrors_source_holds_a_slot_per_task_not_per_partition():
     assert real_time_slots_problem("A->B", 1000, 2, "local[2]", wanted=2) is None
 
 
-def test_the_source_reader_names_the_readstream_format_and_gives_sparkmirrors_its_tasks():
+def test_the_source_reader_names_the_readstream_format_and_gives_sparkmirrors_its_tasks_and_poll_timeout():
     opts: dict[str, str] = {}
-    assert source_format("spark-kafka", 4, opts) == SPARK_KAFKA_SOURCE and opts == {}
+    assert source_format("spark-kafka", 4, opts, 1000) == SPARK_KAFKA_SOURCE and opts == {}
     assert source_format("sparkmirror", 4, opts) == FLOW_SOURCE and opts == {"tasks": "4"}
+    assert source_format("sparkmirror", 2, opts, 250) == FLOW_SOURCE and opts == {"tasks": "2", "pollMs": "250"}
 
 
 def test_real_time_epochs_are_given_to_spark_as_a_duration():

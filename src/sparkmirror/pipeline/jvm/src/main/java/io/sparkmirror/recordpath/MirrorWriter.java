@@ -92,11 +92,18 @@ public final class MirrorWriter extends ForeachWriter<Row> {
             if (p == null || p.log.partition != partition || !p.log.topic.equals(topic)) {
                 p = last = partitions.of(topic, partition, this::newPartition);
             }
+            long now = System.currentTimeMillis();
             if (offset < p.writtenNext) {
+                if (!p.skipChecked) {
+                    // A retried task reads its range again from its start; if the topic was re-created meanwhile
+                    // these are the new topic's records, not the written ones: the cluster is asked, not the cache.
+                    SourceTopics.checkNow(spec.sourceAdmin, spec.sourceTopicIds, topic);
+                    p.skipChecked = true;
+                    p.topicCheckedAt = now;
+                }
                 p.log.skipped(offset);  // written by an earlier attempt of this task (committed, or reported)
                 return;
             }
-            long now = System.currentTimeMillis();
             if (now - p.topicCheckedAt >= SourceTopics.FRESH_MS) {
                 SourceTopics.check(spec.sourceAdmin, spec.sourceTopicIds, topic);
                 p.topicCheckedAt = now;

@@ -13,6 +13,7 @@ final class TaskPartition implements Callback {
     final long writtenNext;  // records below it are on the target: committed, or reported by an earlier attempt
     final int messageLimit;  // the remote topic's max.message.bytes
     long topicCheckedAt = Long.MIN_VALUE / 2;  // when the source topic's id was last compared
+    boolean skipChecked;  // the topic's id was asked of the cluster before the first record below writtenNext
     Map<String, Object> sourcePartition;  // MM2's source partition map, for transforms
 
     private final MirrorWriter writer;
