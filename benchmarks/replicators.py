@@ -179,15 +179,16 @@ def count_records(admin: ClusterAdmin, topics: dict[str, int]) -> int:
     return sum(high - low for parts in marks.values() for low, high in parts.values())
 
 
-OWN_SOURCE = "sparkmirror.source.reader = sparkmirror\n"
+SPARK_KAFKA_SOURCE = "sparkmirror.source.reader = spark-kafka\n"
 
 
-def own_source_runner(source: str, target: str, cores: int, workdir: Path, trigger: str = "micro-batch"
-                      ) -> SparkmirrorRunner:
-    """sparkmirror reading with its own source (`sparkmirror.source.reader = sparkmirror`: tasks.max tasks of many
-    partitions each), into its own remote topics (`ossrc.<topic>`)."""
-    runner = SparkmirrorRunner(source, target, cores, workdir, trigger, source_alias="ossrc", settings=OWN_SOURCE)
-    runner.name = "sparkmirror-own-source" if trigger == "micro-batch" else f"sparkmirror-{trigger}-own-source"
+def spark_kafka_runner(source: str, target: str, cores: int, workdir: Path, trigger: str = "micro-batch"
+                       ) -> SparkmirrorRunner:
+    """sparkmirror reading with Spark's Kafka source (`sparkmirror.source.reader = spark-kafka`: a task per source
+    partition) instead of its own, into its own remote topics (`sksrc.<topic>`)."""
+    runner = SparkmirrorRunner(source, target, cores, workdir, trigger, source_alias="sksrc",
+                               settings=SPARK_KAFKA_SOURCE)
+    runner.name = "sparkmirror-spark-kafka" if trigger == "micro-batch" else f"sparkmirror-{trigger}-spark-kafka"
     return runner
 
 

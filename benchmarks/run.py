@@ -39,7 +39,7 @@ from benchmarks.replicators import (
     measure_copy,
     measure_limit,
     mm2_exactly_once_runner,
-    own_source_runner,
+    spark_kafka_runner,
 )
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import NewTopicSpec
@@ -51,7 +51,7 @@ MODES = ("throughput", "metrics", "latency", "scale", "transforms")
 # `metrics` adds 2 x --metrics-reps copies, `transforms` three copies and two latency runs: asked for by name
 DEFAULT_MODES = ("throughput", "latency", "scale")
 RUNNERS = {"mm2": MirrorMakerRunner, "sparkmirror": SparkmirrorRunner, "sparkmirror-exactly-once": exactly_once_runner,
-           "mm2-exactly-once": mm2_exactly_once_runner, "sparkmirror-own-source": own_source_runner}
+           "mm2-exactly-once": mm2_exactly_once_runner, "sparkmirror-spark-kafka": spark_kafka_runner}
 QUICK = {"records": 50_000, "latency_seconds": 5.0, "latency_warmup_seconds": 3.0, "scale_topics": 10,
          "scale_partitions": 5}
 
@@ -65,8 +65,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--latency-rate-mb", type=float, default=5.0, help="latency mode produce rate, MB/s")
     p.add_argument("--latency-seconds", type=float, default=30.0, help="latency mode produce time")
     p.add_argument("--latency-partitions", type=int, default=None,
-                   help="partitions of the latency topics (default: --partitions); with many, measure the "
-                        "micro-batch trigger only (Real-Time Mode runs a task per partition)")
+                   help="partitions of the latency topics (default: --partitions); with many, leave "
+                        "sparkmirror-spark-kafka out of Real-Time Mode (it runs a task per partition)")
     p.add_argument("--latency-warmup-seconds", type=float, default=10.0,
                    help="latency mode: produce at the rate this long first; those records are reported apart "
                         "(startup_*), the figures are the rest's")
@@ -180,7 +180,7 @@ LATENCY_FIGURES = ("p50_ms", "p99_ms", "max_ms", "startup_p99_ms", "startup_max_
 def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
     src_admin, _ = _admins(src, tgt)
     runners = dict(runners)
-    for kind, make in (("sparkmirror", SparkmirrorRunner), ("sparkmirror-own-source", own_source_runner)):
+    for kind, make in (("sparkmirror", SparkmirrorRunner), ("sparkmirror-spark-kafka", spark_kafka_runner)):
         if kind in runners:  # one entry per trigger mode, micro-batch first
             base = runners.pop(kind)
             for trigger in args.latency_triggers:
