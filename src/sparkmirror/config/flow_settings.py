@@ -147,10 +147,10 @@ FLOW_SETTINGS: tuple[FlowSetting, ...] = (
     _job(keys.REFRESH_TOPICS),
     _job(keys.REFRESH_GROUPS, no_effect="the checkpoint job lists the source's consumer groups on every "
                                         "emit.checkpoints round; remove it"),
+    # The longest one poll of sparkmirror's source waits (MM2: of its replication consumer); Spark's Kafka source
+    # (sparkmirror.source.reader = spark-kafka) polls with its own. MM2's setting, not a consumer one.
     FlowSetting(keys.CONSUMER_POLL_TIMEOUT_MS, "consumer_poll_timeout_ms", keys.DEFAULT_CONSUMER_POLL_TIMEOUT_MS,
-                _int(0), no_effect="Spark's Kafka source polls the source cluster itself, with its own timeout; "
-                                   "remove it. It is MM2's wait in its replication consumer's poll, not a consumer "
-                                   "setting, so no client is given it"),
+                _int(0)),
     FlowSetting(keys.ADMIN_TIMEOUT_MS, "admin_timeout_ms", keys.DEFAULT_ADMIN_TIMEOUT_MS, _int(1),
                 no_effect="its librdkafka admin calls have timeouts of their own; remove it. It is MM2's bound "
                           "on its admin tasks, not an admin client setting, so no client is given it"),

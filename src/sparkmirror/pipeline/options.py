@@ -97,7 +97,7 @@ def source_format(reader: str, tasks: int, opts: dict[str, str], poll_timeout_ms
     if reader == "sparkmirror":
         opts["tasks"] = str(tasks)
         if poll_timeout_ms is not None:
-            opts["pollMs"] = str(poll_timeout_ms)
+            opts["pollMs"] = str(max(poll_timeout_ms, 1))  # MM2 takes 0; a poll of 0 ms would spin
         return FLOW_SOURCE
     return SPARK_KAFKA_SOURCE
 

@@ -55,10 +55,6 @@ def test_the_table_drives_known_keys_reload_labels_and_live_fields():
     ("admin.timeout.ms = 5000", "admin.timeout.ms (mm2.properties:4) has no effect in sparkmirror: its "
                                 "librdkafka admin calls have timeouts of their own; remove it. It is MM2's bound on "
                                 "its admin tasks, not an admin client setting, so no client is given it"),
-    ("a->b.consumer.poll.timeout.ms = 100", "a->b.consumer.poll.timeout.ms (mm2.properties:4) has no effect in "
-                                            "sparkmirror: Spark's Kafka source polls the source cluster itself, "
-                                            "with its own timeout; remove it. It is MM2's wait in its replication "
-                                            "consumer's poll, not a consumer setting, so no client is given it"),
     ("offset.lag.max = 0", "offset.lag.max (mm2.properties:4) has no effect in sparkmirror: offset syncs are "
                            "written from the record path's reports, one around every offset discontinuity, so "
                            "translation is exact rather than up to offset.lag.max records behind; remove it"),

@@ -118,6 +118,8 @@ def test_the_source_reader_names_the_readstream_format_and_gives_sparkmirrors_it
     assert source_format("spark-kafka", 4, opts, 1000) == SPARK_KAFKA_SOURCE and opts == {}
     assert source_format("sparkmirror", 4, opts) == FLOW_SOURCE and opts == {"tasks": "4"}
     assert source_format("sparkmirror", 2, opts, 250) == FLOW_SOURCE and opts == {"tasks": "2", "pollMs": "250"}
+    source_format("sparkmirror", 2, opts, 0)
+    assert opts["pollMs"] == "1"  # MM2 takes 0; a source task's poll of 0 ms would spin
 
 
 def test_real_time_epochs_are_given_to_spark_as_a_duration():
