@@ -92,12 +92,19 @@ def _check_alive(subject: Subject, proc: subprocess.Popen[bytes], what: str) -> 
 
 
 def await_copying(subject: Subject, proc: subprocess.Popen[bytes], count: Callable[[], int], baseline: int,
-                  delay_s: float, timeout_s: float, event: dict[str, object], since: str) -> bool:
+                  delay_s: float, timeout_s: float, event: dict[str, object], since: str,
+                  copied_all: Callable[[], bool] = lambda: False) -> bool:
     """Wait for new records past `baseline`, then `delay_s`; note the figures in `event`. Returns whether the
-    target is still growing (an event now lands mid-copy) rather than complete."""
-    started = time.monotonic()
+    target is still growing (an event now lands mid-copy) rather than complete. A restart after the last record
+    was copied and reported copies nothing new: after GIVE_UP_QUIET_S without one, `copied_all` (every source id
+    on the target) says the copy is complete."""
+    started = asked = time.monotonic()
     while (now_count := count()) <= baseline:
         _check_alive(subject, proc, f"before copying again, {since}")
+        if time.monotonic() - asked > GIVE_UP_QUIET_S:
+            if copied_all():
+                return False
+            asked = time.monotonic()
         if time.monotonic() - started > timeout_s:
             raise RuntimeError(f"{subject.name}: no new record on the target within {timeout_s:.0f} s, {since}")
         time.sleep(POLL_S)
@@ -197,6 +204,16 @@ def finish(subject: Subject, proc: subprocess.Popen[bytes], reader: TargetIds, b
     return time.monotonic() - started
 
 
+def every_id_copied(cluster: LocalKafkaCluster, target: Target, remote: str, args: argparse.Namespace) -> bool:
+    """Whether every source id is on the target now (read from its beginning to its end offsets)."""
+    ids = TargetIds(cluster.bootstrap_servers, remote, args.partitions, args.records)
+    try:
+        ids.read_to(target.ends())
+        return ids.distinct >= ids.records
+    finally:
+        ids.close()
+
+
 def trial(subject: Subject, args: argparse.Namespace, target_cluster: LocalKafkaCluster, events_planned:
           tuple[Event, ...], spark: LocalSparkCluster | None) -> dict[str, object]:
     """Start, make each event, finish, stop cleanly, read back; returns the figures and one entry per event."""
@@ -222,7 +239,8 @@ def trial(subject: Subject, args: argparse.Namespace, target_cluster: LocalKafka
             event["follows"] = next((e["kind"] for e in reversed(events[:-1]) if e["made"]), "start")
             # past one offset per partition: an abort marker of a fenced transaction is not a new record
             baseline = (sum(marks[-1].values()) if marks else 0) + args.partitions
-            if not await_copying(subject, proc, target.count, baseline, planned.delay_s, args.timeout_s, event, since):
+            if not await_copying(subject, proc, target.count, baseline, planned.delay_s, args.timeout_s, event, since,
+                                 lambda: every_id_copied(target_cluster, target, remote, args)):
                 complete, event["not_made"] = True, "copy complete"
                 log(f"{subject.name}: copy complete before event {k + 1} ({planned.kind}); no more events")
                 continue
