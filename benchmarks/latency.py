@@ -28,6 +28,7 @@ from sparkmirror.testing.records import produce
 
 WARMUP_TIMEOUT_S = 180.0
 DRAIN_TIMEOUT_S = 120.0
+TAIL_SECONDS = 8
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -124,12 +125,26 @@ def _percentiles(samples: Sequence[Sample], warmup_s: float) -> dict[str, float]
     cut = first + warmup_s * 1000
     measured = sorted(latency for created, latency in samples if created >= cut)
     startup = sorted(latency for created, latency in samples if created < cut)
+    p99 = percentile(measured, 99)
     figures = {"records": len(measured), "p50_ms": round(percentile(measured, 50), 1),
-               "p99_ms": round(percentile(measured, 99), 1), "max_ms": round(measured[-1], 1)}
+               "p99_ms": round(p99, 1), "max_ms": round(measured[-1], 1),
+               "tail_seconds": _tail_seconds([(c, lat) for c, lat in samples if c >= cut], cut, p99)}
     if startup:
         figures |= {"startup_records": len(startup), "startup_p99_ms": round(percentile(startup, 99), 1),
                     "startup_max_ms": round(startup[-1], 1)}
     return figures
+
+
+def _tail_seconds(samples: Sequence[Sample], start: float, p99: float, top: int = TAIL_SECONDS) -> list[list]:
+    """Where the tail is: the `top` seconds of produce time (counted from `start`) holding the most records slower
+    than p99, each as [second, records over p99, slowest ms], in time order. A tail that comes in bursts a fixed
+    interval apart (a Real-Time Mode epoch's end) shows here; one spread evenly shows as seconds of a record or two."""
+    over: dict[int, list[float]] = {}
+    for created, latency in samples:
+        if latency > p99:
+            over.setdefault(int((created - start) // 1000), []).append(latency)
+    worst = sorted(over.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]
+    return [[second, len(lats), round(max(lats), 1)] for second, lats in sorted(worst)]
 
 
 def _consume(consumer: Consumer, producer: subprocess.Popen[bytes]) -> list[Sample]:

@@ -174,7 +174,7 @@ def copied_counter(name: str, target: str, remote: dict[str, int]) -> Iterator[C
         yield None
 
 
-LATENCY_FIGURES = ("p50_ms", "p99_ms", "max_ms", "startup_p99_ms", "startup_max_ms")
+LATENCY_FIGURES = ("p50_ms", "p99_ms", "max_ms", "startup_p99_ms", "startup_max_ms", "tail_seconds")
 
 
 def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import time
 
 import pytest
@@ -14,7 +16,7 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import KafkaRecord, NewTopicSpec
 from sparkmirror.testing.records import produce, read_all
 
-from .conftest import SOURCE_READERS, TRIGGER_MODES, wait_until
+from .conftest import SOURCE_READERS, TRIGGER_MODES, count_records, wait_until
 
 RECORDS = 10_000
 PARTITIONS = 3
@@ -150,3 +152,32 @@ def test_a_record_the_target_refuses_keeps_partition_order_and_the_retry_copies_
         copied = on_b()
         assert list(dict.fromkeys(copied)) == list(dict.fromkeys(values)), "partition order broken"
         assert runner.failure is None and runner.progress.snapshot().retries >= 1
+
+
+@pytest.mark.parametrize("trigger_mode", ["real-time"])
+def test_a_retried_real_time_task_reads_again_a_poll_not_its_epoch(
+        clusters, create_topic, mm2_properties, running, unique, trigger_mode, caplog):
+    """A task Spark retries reads its partition again from its epoch's start. Its writer skips what an earlier
+    attempt reported and tells the reader, which seeks past it (SkipAhead): each of the 3 retries reads about a
+    poll again (at most 500 records), not the 20,000 the epoch had copied."""
+    topic = f"retried-{unique}"
+    create_topic("A", topic, 1)
+    target = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
+    remote = f"A.{topic}"
+    assert target.create_topics([NewTopicSpec(remote, 1, 1, {"max.message.bytes": "2000"})])[remote] is None
+    copied = 20_000
+
+    def write(values: list[bytes]) -> None:
+        produce(clusters.source, topic, [KafkaRecord(0, -1, None, v, (), TIMESTAMP_CREATE_TIME, BASE_TS)
+                                         for v in values])
+
+    write([f"before-{i}".encode() for i in range(copied)])
+    with caplog.at_level(logging.INFO, logger="sparkmirror.runtime.flow_runner"), running(mm2_properties(topic)) \
+            as supervisor:
+        runner = supervisor.flows["A->B"]
+        wait_until(lambda: count_records(clusters.target, remote) == copied, 120, "the first records")
+        write([b"x" * 10_000])  # refused by the writer at once: the task fails, Spark retries it 3 times
+        wait_until(lambda: runner.failure is not None, 120, "the refused record to fail the flow")
+    skipped = [int(m.group(1)) for r in caplog.records if (m := re.search(r"(\d+) skipped", r.getMessage()))]
+    assert 0 < sum(skipped) <= 3 * 500, f"retries read again {sum(skipped)} records (each report: {skipped})"
+    assert count_records(clusters.target, remote) == copied, "an earlier record was written twice"

@@ -127,7 +127,12 @@ PROVENANCE_HEADER_ENABLED = "sparkmirror.provenance.header.enabled"
 TRIGGER_MODE = "sparkmirror.trigger.mode"
 TRIGGER_MODES = ("micro-batch", "real-time")
 REAL_TIME_EPOCH_MS = "sparkmirror.real.time.epoch.ms"
-DEFAULT_REAL_TIME_EPOCH_MS = 60_000
+# Spark's own default for Trigger.RealTime. An epoch's end stops the copy for 200-500 ms (Spark writes its offset and
+# commit logs and plans the next epoch's tasks) and nothing of ours waits for it: positions are reported every report
+# interval and a start discards Spark's checkpoint, and a retried task seeks past what was reported (SkipAhead.java).
+# Measured, 12 partitions at 5 MB/s: p99 219.7 ms over 60 s with 10 s epochs; 61.9 ms (MM2 60.5) over 5 minutes with
+# 300 s ones, the one epoch end in it included (benchmarks/README.md).
+DEFAULT_REAL_TIME_EPOCH_MS = 300_000
 # What reads the source on the record path: sparkmirror's own source (the default; pipeline/jvm FlowSource: tasks.max
 # tasks, one consumer over many partitions each, as MM2's tasks) or Spark's Kafka source (a task per source partition).
 SOURCE_READER = "sparkmirror.source.reader"

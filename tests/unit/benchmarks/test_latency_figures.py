@@ -24,3 +24,12 @@ def test_without_a_warm_up_every_record_counts():
 def test_nearest_rank_percentile():
     values = [float(v) for v in range(1, 101)]
     assert percentile(values, 50) == 50.0 and percentile(values, 99) == 99.0 and percentile(values, 100) == 100.0
+
+
+def test_the_tail_is_placed_in_the_seconds_that_hold_it():
+    start = 1_000_000
+    steady = [(start + i, 10.0 + i % 7) for i in range(0, 20_000, 5)]  # 20 s at 200 records/s
+    stall = [(start + 12_000 + i, 300.0 - i) for i in range(0, 250, 5)]  # an epoch's end 12 s in
+    figures = _percentiles(steady + stall, warmup_s=0.0)
+    over = sum(1 for _, latency in steady + stall if latency > figures["p99_ms"])
+    assert figures["tail_seconds"] == [[12, over, 300.0]]  # every record over p99 came in the stall's second

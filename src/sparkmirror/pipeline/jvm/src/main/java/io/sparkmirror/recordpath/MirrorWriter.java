@@ -100,6 +100,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
                     SourceTopics.checkNow(spec.sourceAdmin, spec.sourceTopicIds, topic);
                     p.skipChecked = true;
                     p.topicCheckedAt = now;
+                    SkipAhead.written(topic, partition, p.writtenNext);  // its reader seeks past them
                 }
                 p.log.skipped(offset);  // written by an earlier attempt of this task (committed, or reported)
                 return;
@@ -200,6 +201,7 @@ public final class MirrorWriter extends ForeachWriter<Row> {
 
     @Override
     public void close(Throwable errorOrNull) {
+        SkipAhead.clear();  // what its reader did not take (Spark's Kafka source takes none)
         try {
             closeTask(errorOrNull);
         } catch (RecordPathException e) {

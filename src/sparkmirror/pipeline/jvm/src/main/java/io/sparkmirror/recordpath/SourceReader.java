@@ -46,6 +46,7 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
     private boolean broken;  // the last poll did not return: the consumer is closed, not kept
 
     SourceReader(SourceTask task) {
+        SkipAhead.clear();  // an earlier task of this thread's
         this.consumer = SourceConsumers.acquire(task.consumerConfig);
         this.pollMs = task.pollMs;
         this.stallMs = task.stallMs;
@@ -127,6 +128,7 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
     }
 
     private void poll(long waitMs) {
+        skipAhead();
         broken = true;  // until the poll returns: an interrupted or failed consumer is not given back to the pool
         try {
             var records = consumer.poll(Duration.ofMillis(waitMs));
@@ -144,6 +146,24 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
                 + e.offsetOutOfRangePartitions() + " (offsets no longer on the source; Spark's Kafka source calls this "
                 + "data loss). The flow starts again from the source's log start and names them");
         }
+    }
+
+    /** A retried task: seek past the records its writer found already on the target (see {@link SkipAhead}). */
+    private void skipAhead() {
+        Map<TopicPartition, Long> written = SkipAhead.take();
+        if (written == null) {
+            return;
+        }
+        written.forEach((tp, to) -> {
+            if (open.contains(tp) && to > next.get(tp)) {
+                long target = Math.min(to, until.get(tp));
+                consumer.seek(tp, target);
+                next.put(tp, target);
+                if (target >= until.get(tp)) {
+                    close(tp);
+                }
+            }
+        });
     }
 
     private Map<TopicPartition, Long> ends() {
@@ -166,6 +186,7 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
 
     @Override
     public void close() {
+        SkipAhead.clear();
         if (broken) {
             SourceConsumers.discard(consumer);
         } else {
