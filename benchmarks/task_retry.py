@@ -6,8 +6,8 @@ than that is written to source partition 0: the task reading it fails. Spark ret
 attempts), and each attempt reads its partitions again from the start of its epoch; the writer skips what an
 earlier attempt reported (the `skipped` count of the flow's report lines). After the last attempt the flow fails
 and is retried from its own positions; the limit is raised again once the attempts are seen, and the copy goes
-on. Prints the records read again, the duplicates, the records lost (0 expected) and the latency of the copy
-around the failure. Run as `python -m benchmarks.task_retry [--epoch-ms 300000 --fail-after 60]`.
+on. Prints the records read again, the duplicates, the records lost (0 expected), and how long the attempts and
+the catch-up after the failure took. Run as `python -m benchmarks.task_retry [--epoch-ms 300000 --fail-after 60]`.
 """
 
 from __future__ import annotations
@@ -66,8 +66,10 @@ def trial(args: argparse.Namespace, source: str, target: str, work: Path) -> dic
     runner = SparkmirrorRunner(source, target, 2, work, "real-time",
                                settings=f"sparkmirror.real.time.epoch.ms = {args.epoch_ms}\n")
     remote = f"{runner.source_alias}.{TOPIC}"
-    limit = lambda value: tgt_admin.alter_topic_configs(  # noqa: E731
-        {remote: [ConfigAlteration("max.message.bytes", "SET", value)]})
+
+    def limit(value: str) -> None:
+        tgt_admin.alter_topic_configs({remote: [ConfigAlteration("max.message.bytes", "SET", value)]})
+
     upper = int(args.rate_mb * 1e6 / args.record_size * args.seconds * 1.1) + 1
     proc = runner.start(TOPIC)
     producer = dog = None
@@ -89,7 +91,10 @@ def trial(args: argparse.Namespace, source: str, target: str, work: Path) -> dic
         failed_at = time.monotonic()
         log = runner.log_path
         assert log is not None
-        attempts = lambda: log.read_text(errors="replace").count(TASK_FAILED)  # noqa: E731
+
+        def attempts() -> int:
+            return log.read_text(errors="replace").count(TASK_FAILED)
+
         seen_at = _wait("4 failed task attempts", lambda: attempts() >= 4, 300, reader)
         limit(RESTORED_LIMIT)
         expected_ids = int(producer.communicate(timeout=args.seconds + 120)[0].strip())
