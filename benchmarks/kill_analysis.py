@@ -188,14 +188,15 @@ def summary(verdict: Verdict, records: int, kinds: Sequence[str]) -> dict[str, o
     }
 
 
-_BATCH_LINE = re.compile(r"^(\S+ \S+) INFO \S+: flow \S+ batch (\d+): (\d+) records")
+_BATCH_LINE = re.compile(r"^(\S+ \S+) INFO \S+: flow \S+ batch (\d+): (\d+) records, (\d+) skipped")
 
 
 @dataclass
 class Reports:
-    """sparkmirror's `flow ... batch N: X records` lines of one process: what it saved as positions."""
+    """sparkmirror's `flow ... batch N: X records, Y skipped` lines of one process: what it saved as positions."""
 
     records: int = 0
+    skipped: int = 0  # read again by a retried task and not written (or filtered out)
     lines: int = 0
     last_at: datetime | None = None  # local time, as the log's asctime
 
@@ -205,6 +206,7 @@ def reported(log: Path) -> Reports:
     for line in log.read_text(errors="replace").splitlines():
         if m := _BATCH_LINE.match(line):
             out.records += int(m.group(3))
+            out.skipped += int(m.group(4))
             out.lines += 1
             out.last_at = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")
     return out

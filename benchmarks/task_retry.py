@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.kill_analysis import TargetIds, analyse
+from benchmarks.kill_analysis import TargetIds, analyse, reported
 from benchmarks.replicators import SparkmirrorRunner
 from sparkmirror.control.configs import ConfigAlteration
 from sparkmirror.kafka.admin import ClusterAdmin
@@ -33,7 +32,6 @@ from sparkmirror.testing.records import produce
 TOPIC = "retry"
 LOWERED_LIMIT = "2000"
 RESTORED_LIMIT = "1048588"  # Kafka's default max.message.bytes
-_REPORT = re.compile(r"flow \S+ batch \d+: (\d+) records, (\d+) skipped")
 TASK_FAILED = "flow task failed"
 
 
@@ -109,7 +107,7 @@ def trial(args: argparse.Namespace, source: str, target: str, work: Path) -> dic
             dog.release()
         runner.stop()
     verdict = analyse(reader.ids, reader.offsets, expected_ids, [])
-    reports = [tuple(map(int, m.groups())) for m in _REPORT.finditer(log.read_text(errors="replace"))]
+    read_again = reported(log).skipped
     reader.close()
     per_second = args.rate_mb * 1e6 / args.record_size
     return {
@@ -117,8 +115,8 @@ def trial(args: argparse.Namespace, source: str, target: str, work: Path) -> dic
         "lost": expected_ids - verdict.total("present"), "duplicates": verdict.total("duplicates"),
         "foreign": verdict.total("foreign"),
         "partitions_in_order": sum(p.in_order for p in verdict.partitions.values()),
-        "task_attempts_failed": attempts(), "read_again": sum(skipped for _, skipped in reports),
-        "read_again_seconds_of_input": round(sum(skipped for _, skipped in reports) / per_second, 1),
+        "task_attempts_failed": attempts(), "read_again": read_again,
+        "read_again_seconds_of_input": round(read_again / per_second, 1),
         "attempts_seen_s": round(seen_at - failed_at, 1), "caught_up_s_after_failure": round(copied_at - failed_at, 1),
     }
 

@@ -4,7 +4,7 @@ figures counting process kills only, and the other events' duplicates summed per
 from __future__ import annotations
 
 import pytest
-from benchmarks.kill_analysis import analyse, summary
+from benchmarks.kill_analysis import analyse, reported, summary
 from benchmarks.kill_events import BROKER_RESTART, EXECUTOR_KILL, KILL
 
 RECORDS = 8  # two partitions: ids 0, 2, 4, 6 in partition 0 and 1, 3, 5, 7 in partition 1
@@ -41,3 +41,16 @@ def test_summary_needs_a_kind_per_event():
     verdict = analyse({0: [0], 1: [1]}, {0: [0], 1: [0]}, 2, [{0: 1, 1: 1}])
     with pytest.raises(ValueError, match="1 events"):
         summary(verdict, 2, [])
+
+
+def test_the_report_lines_give_the_records_saved_and_those_read_again(tmp_path):
+    log = tmp_path / "sparkmirror.log"
+    log.write_text(
+        "2026-11-28 03:30:59,698 INFO sparkmirror.runtime.flow_runner: flow a->b batch 1: 0 records, 966 skipped, "
+        "0 bytes, 1 partitions, 0.00 s\n"
+        "03:31:00 WARN MirrorWriter: flow task failed: a record of 10000 bytes\n"
+        "2026-11-28 03:31:00,208 INFO sparkmirror.runtime.flow_runner: flow a->b batch 2: 12 records, 3 skipped, "
+        "22 bytes, 6 partitions, 0.01 s\n")
+    out = reported(log)
+    assert (out.records, out.skipped, out.lines) == (12, 969, 2)
+    assert out.last_at is not None and out.last_at.second == 0 and out.last_at.minute == 31
