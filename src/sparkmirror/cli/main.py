@@ -262,6 +262,48 @@ _move_command("failback", "Return consumer group --group from --from (where it f
                           "cluster --to, through the reverse of the flow that copied its topics; --apply commits.")
 
 
+@cli.command("takeover")
+@config_option
+@click.option("--from", "source", required=True, metavar="ALIAS", help="The flow's source cluster.")
+@click.option("--to", "target", required=True, metavar="ALIAS", help="The flow's target cluster.")
+@click.option("--apply", is_flag=True, help="Commit the starts as the flow's positions (default: only the plan).")
+@click.option("--force", is_flag=True, help="Take over even while the remote topics are being written.")
+@click.option("--offsets-topic", metavar="TOPIC",
+              help="MM2's Connect offsets topic on --to (default: dedicated mode's mm2-offsets.<from>.internal).")
+@click.option("--connector", default="MirrorSourceConnector", show_default=True,
+              help="The name of MM2's MirrorSourceConnector (on a Connect cluster, the name it was posted as).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@click.pass_obj
+def takeover(obj: dict[str, bool], config_file: Path, source: str, target: str, apply: bool, force: bool,
+             offsets_topic: str | None, connector: str, as_json: bool) -> None:
+    """Continue a stopped MM2's copy of flow --from -> --to: per partition where MM2 got to (its Connect offsets
+    and offset syncs), where sparkmirror starts and how many records it may copy again; --apply commits the
+    starts, which `sparkmirror run` then continues from. Refused (exit 1) while the remote topics are written."""
+
+    def action() -> int:
+        from sparkmirror import takeover as takeover_module
+
+        plan = takeover_module.take_over(load(config_file, ())[0], source, target, apply=apply, force=force,
+                                         connector=connector, offsets_topic=offsets_topic)
+        if as_json:
+            click.echo(json.dumps(plan.to_json(), indent=2))
+            return ExitStatus.SUCCESS
+        for note in plan.notes:
+            click.echo(f"note: {note}")
+        for p in plan.partitions:
+            sync = "-" if p.sync is None else f"{p.sync.upstream_offset}->{p.sync.downstream_offset}"
+            click.echo(f"{p.topic}-{p.partition} -> {p.remote_topic}: mm2 committed "
+                       f"{'-' if p.committed is None else p.committed}, newest sync {sync}, remote end "
+                       f"{p.remote_end}: start at {p.start} ({p.basis}), at most {p.duplicates} copied again")
+        done = ("committed: `sparkmirror run` continues from here" if plan.applied
+                else "dry run: nothing changed; add --apply to commit these starts")
+        click.echo(f"flow {plan.flow}: {len(plan.partitions)} partition(s), at most {plan.duplicates} record(s) "
+                   f"copied again; {done}")
+        return ExitStatus.SUCCESS
+
+    guard(action, obj["traceback"])
+
+
 @cli.command()
 @click.option("--records", default=200_000, show_default=True, help="Records to produce on cluster A.")
 @click.option("--partitions", default=6, show_default=True, help="Partitions of the demo topic.")

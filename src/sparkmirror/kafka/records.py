@@ -80,11 +80,11 @@ def oldest_records(settings: Mapping[str, str], ranges: Mapping[tuple[str, int],
 
 
 def read_range(settings: Mapping[str, str], topic: str, partition: int, start: int, end: int,
-               timeout_s: float = 30.0) -> list[KafkaRecord]:
+               timeout_s: float = 30.0, max_records: int | None = None) -> list[KafkaRecord]:
     """The records a consumer with these settings sees at offsets start..end-1 of one partition, in order (the
-    failover drill's windows). Stops at `end`, at the partition's end, or when `timeout_s` runs out (then what
-    was read so far: the caller compares only what it has)."""
-    if start >= end:
+    failover drill's windows). Stops at `end`, at the partition's end, after `max_records`, or when `timeout_s`
+    runs out (then what was read so far: the caller compares only what it has)."""
+    if start >= end or max_records == 0:
         return []
     consumer = Consumer({**settings, "group.id": f"sparkmirror-drill-{time.time_ns()}",
                          "enable.auto.commit": "false", "enable.auto.offset.store": "false",
@@ -106,8 +106,46 @@ def read_range(settings: Mapping[str, str], topic: str, partition: int, start: i
             kind, timestamp = msg.timestamp()
             out.append(KafkaRecord(partition, msg.offset(), msg.key(), msg.value(),
                                    tuple((k, v) for k, v in (msg.headers() or ())), kind, timestamp))
-            if msg.offset() + 1 >= end:
+            if msg.offset() + 1 >= end or (max_records is not None and len(out) >= max_records):
                 break
+        return out
+    finally:
+        consumer.close()
+
+
+def read_topic(settings: Mapping[str, str], topic: str, ends: Mapping[int, tuple[int, int]],
+               timeout_s: float = 60.0) -> list[KafkaRecord]:
+    """Every record of `topic` up to the high watermarks in `ends` (partition -> (low, high)), in order within
+    each partition (a Connect offsets topic: the latest record of a key wins, and a key keeps to one partition).
+    Raises TimeoutError naming what was not read when `timeout_s` runs out: a store read in part is a wrong one."""
+    todo = {p: high for p, (low, high) in ends.items() if high > low}
+    out: list[KafkaRecord] = []
+    if not todo:
+        return out
+    consumer = Consumer({**settings, "group.id": f"sparkmirror-read-{time.time_ns()}",
+                         "enable.auto.commit": "false", "enable.auto.offset.store": "false",
+                         "enable.partition.eof": "true", "auto.offset.reset": "earliest"})
+    try:
+        consumer.assign([TopicPartition(topic, p, ends[p][0]) for p in todo])
+        deadline = time.monotonic() + timeout_s
+        while todo:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"read {topic} partitions {sorted(todo)} to their ends in {timeout_s:.0f} s")
+            msg = consumer.poll(OLDEST_POLL_S)
+            if msg is None:
+                continue
+            p = msg.partition()
+            if msg.error():
+                if msg.error().code() == KafkaError._PARTITION_EOF and p in todo and msg.offset() >= todo[p]:
+                    del todo[p]
+                continue
+            if p not in todo or msg.offset() >= todo[p]:
+                continue
+            kind, timestamp = msg.timestamp()
+            out.append(KafkaRecord(p, msg.offset(), msg.key(), msg.value(),
+                                   tuple((k, v) for k, v in (msg.headers() or ())), kind, timestamp))
+            if msg.offset() + 1 >= todo[p]:
+                del todo[p]
         return out
     finally:
         consumer.close()

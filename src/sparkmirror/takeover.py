@@ -1,0 +1,153 @@
+"""Take over a flow from a stopped MM2 without copying again: `sparkmirror takeover`.
+
+MM2's source tasks keep how far they copied in a Kafka Connect offsets topic. The plan reads it, MM2's newest
+offset syncs and both clusters' partition ends, and says per partition where sparkmirror continues and how many
+records it may copy a second time (offsets/takeover.py). Applying it commits those starts as the flow's
+positions on the target, where `sparkmirror run` starts from (positions committed on the target win over the
+state dir's). It refuses while something still writes the remote topics: MM2 running (its heartbeats reach
+the remote heartbeats topic every second), or another replicator.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sparkmirror.config.mm2 import MirrorMakerConfig, load_config
+from sparkmirror.config.model import FlowConfig
+from sparkmirror.control.topics import plan_topics
+from sparkmirror.errors import SparkmirrorError
+from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.kafka.groups import ConsumerGroups
+from sparkmirror.kafka.internal_log import read_internal_topic
+from sparkmirror.kafka.records import read_range, read_topic
+from sparkmirror.offsets.codec import OffsetCodecError
+from sparkmirror.offsets.connect_offsets import (
+    SOURCE_CONNECTOR,
+    decode_source_offset,
+    dedicated_offsets_topic,
+    next_offsets,
+)
+from sparkmirror.offsets.syncs import OffsetSync, decode_offset_sync
+from sparkmirror.offsets.takeover import FROM_SYNC, PartitionTakeover, match_tail, plan_partition
+from sparkmirror.pipeline.class_host import ensure_class_host
+
+logger = logging.getLogger(__name__)
+
+WATCH_S = 5.0  # how long the remote ends must stand still: MM2's heartbeats move them every second
+TAIL_LIMIT = 100_000  # records of a remote tail compared with the source's, at most, per partition
+
+
+class TakeoverRefused(SparkmirrorError):  # reads as what happened
+    """Taking over now could lose or double records: something writes the remote topics, or the flow is not
+    one this can take over."""
+
+
+@dataclass(frozen=True)
+class TakeoverPlan:
+    flow: str
+    offsets_topic: str
+    connector: str
+    partitions: list[PartitionTakeover]
+    notes: list[str] = field(default_factory=list)
+    applied: bool = False
+
+    @property
+    def duplicates(self) -> int:
+        return sum(p.duplicates for p in self.partitions)
+
+    def to_json(self) -> dict:
+        return {"flow": self.flow, "offsets_topic": self.offsets_topic, "connector": self.connector,
+                "applied": self.applied, "duplicates_at_most": self.duplicates, "notes": self.notes,
+                "partitions": [p.to_json() for p in self.partitions]}
+
+
+def take_over(config: MirrorMakerConfig | str | Path, source: str, target: str, apply: bool = False,
+              force: bool = False, connector: str = SOURCE_CONNECTOR, offsets_topic: str | None = None,
+              watch_s: float = WATCH_S) -> TakeoverPlan:
+    """Plan (and with `apply`, commit) where flow source->target continues MM2's copy. `offsets_topic` is MM2's
+    Connect offsets topic on the target (default: dedicated mode's `mm2-offsets.<source>.internal`; on a Connect
+    cluster, its `offset.storage.topic`), `connector` the name of MM2's MirrorSourceConnector there."""
+    ensure_class_host()  # a file's own replication policy and filters
+    cfg = config if isinstance(config, MirrorMakerConfig) else load_config(config)
+    flow = cfg.flow(source, target)
+    if flow.exactly_once:
+        raise TakeoverRefused(f"flow {flow.name} writes exactly once, whose positions are committed in its "
+                              f"transactions; take over with exactly once off, then turn it on")
+    offsets_topic = offsets_topic or dedicated_offsets_topic(source)
+    source_admin = ClusterAdmin(source, flow.source_admin.rdkafka)
+    target_admin = ClusterAdmin(target, flow.target_admin.rdkafka)
+    on_target = target_admin.topic_partitions()
+    if offsets_topic not in on_target:
+        raise TakeoverRefused(f"no topic '{offsets_topic}' on cluster '{target}': MM2 keeps its positions there "
+                              f"in dedicated mode; on a Connect cluster pass its offset.storage.topic "
+                              f"(--offsets-topic)")
+    topics = plan_topics(source_admin.topic_partitions(), on_target, flow.topic_filter, flow.policy, target, source,
+                         1, heartbeats_replication_enabled=flow.heartbeats_replication_enabled)
+    remote = {r: topics.target_partitions[r] for r in topics.remote_topics.values() if r in topics.target_partitions}
+    before = target_admin.watermarks_of(remote)
+    time.sleep(watch_s)
+    remote_marks = target_admin.watermarks_of(remote)
+    moving = sorted(f"{t}-{p} ({before[t][p][1]} -> {high})" for t, parts in remote_marks.items()
+                    for p, (_low, high) in parts.items() if high != before[t][p][1])
+    if moving and not force:
+        raise TakeoverRefused(f"the remote topics of {flow.name} on '{target}' are being written: "
+                              f"{', '.join(moving[:5])}{', ...' if len(moving) > 5 else ''} in {watch_s:.0f} s. "
+                              f"Stop MM2 (or whatever writes them) first; --force takes over anyway")
+    committed = _committed(target_admin, flow, offsets_topic, on_target[offsets_topic], connector)
+    syncs = _newest_syncs(flow)
+    source_marks = source_admin.watermarks_of(topics.source_partitions)
+    notes = [f"remote topics written during the {watch_s:.0f} s watch: {', '.join(moving)}"] if moving else []
+    if not committed:
+        notes.append(f"'{offsets_topic}' holds no position of connector {connector} for cluster '{source}'")
+    partitions = []
+    for topic, remote_topic in sorted(topics.remote_topics.items()):
+        for p in range(topics.source_partitions[topic]):
+            marks = remote_marks.get(remote_topic, {}).get(p, (0, 0))
+            plan = plan_partition(topic, p, remote_topic, committed.get((topic, p)), syncs.get((topic, p)),
+                                  source_marks[topic][p], marks, flow.reset_policy == "latest")
+            partitions.append(_narrowed(flow, plan))
+    result = TakeoverPlan(flow.name, offsets_topic, connector, partitions, notes)
+    if not apply:
+        return result
+    ids = source_admin.topic_ids(sorted(topics.remote_topics))
+    positions = {(p.remote_topic, p.partition): (p.start, ids.get(p.topic, "")) for p in partitions}
+    ConsumerGroups(target, flow.target_admin.rdkafka).commit(flow.positions_group, positions, keep=False)
+    logger.info("flow %s: %d partition(s) take over from MM2 in group %s; at most %d record(s) copied again",
+                flow.name, len(positions), flow.positions_group, result.duplicates)
+    return TakeoverPlan(result.flow, result.offsets_topic, connector, partitions, notes, applied=True)
+
+
+def _committed(admin: ClusterAdmin, flow: FlowConfig, topic: str, partitions: int,
+               connector: str) -> dict[tuple[str, int], int]:
+    """MM2's committed next offset per source partition, read as Connect reads its offsets topic."""
+    records = read_topic(flow.target_consumer.rdkafka, topic, admin.watermarks(topic, partitions))
+    entries = [e for r in records if (e := decode_source_offset(r.key, r.value)) is not None]
+    return next_offsets(entries, connector, flow.source)
+
+
+def _newest_syncs(flow: FlowConfig) -> dict[tuple[str, int], OffsetSync]:
+    """The newest offset sync of each source partition in the flow's offset-syncs topic."""
+    out: dict[tuple[str, int], OffsetSync] = {}
+    for record in read_internal_topic(flow.offset_syncs_cluster, flow.offset_syncs_consumer.rdkafka,
+                                      flow.offset_syncs_topic):
+        try:
+            sync = decode_offset_sync(record.key, record.value)
+        except OffsetCodecError:
+            continue
+        out[(sync.topic, sync.partition)] = sync
+    return out
+
+
+def _narrowed(flow: FlowConfig, plan: PartitionTakeover) -> PartitionTakeover:
+    """A start one past an offset sync, moved past the remote records after it when they are the source's next."""
+    if plan.basis != FROM_SYNC or not 0 < plan.duplicates <= TAIL_LIMIT or plan.sync is None:
+        return plan
+    remote = read_range(flow.target_consumer.rdkafka, plan.remote_topic, plan.partition,
+                        plan.sync.downstream_offset + 1, plan.remote_end)
+    source = read_range(flow.source_consumer.rdkafka, plan.topic, plan.partition, plan.start, plan.source_end,
+                        max_records=len(remote))
+    return match_tail(plan, source, remote)
+

@@ -1,0 +1,65 @@
+from sparkmirror.model import KafkaRecord
+from sparkmirror.offsets.syncs import OffsetSync
+from sparkmirror.offsets.takeover import (
+    FROM_COMMIT,
+    FROM_RESET,
+    FROM_SYNC,
+    FROM_TAIL,
+    match_tail,
+    plan_partition,
+)
+
+
+def plan(committed, sync, source=(0, 1000), remote=(0, 600), latest=False):
+    return plan_partition("t", 0, "A.t", committed, None if sync is None else OffsetSync("t", 0, *sync), source,
+                          remote, latest)
+
+
+def test_a_clean_stop_committed_and_synced_its_last_record():
+    p = plan(600, (599, 599))
+    assert (p.start, p.basis, p.duplicates) == (600, FROM_COMMIT, 0)
+
+
+def test_a_sync_newer_than_the_commit_moves_the_start_and_bounds_the_duplicates():
+    p = plan(400, (549, 549))  # killed: committed at 400, synced up to 549, 600 records on the target
+    assert (p.start, p.basis, p.duplicates) == (550, FROM_SYNC, 50)
+
+
+def test_an_older_sync_leaves_the_commit():
+    p = plan(500, (399, 399))
+    assert (p.start, p.basis) == (500, FROM_COMMIT)
+    assert p.duplicates == 600 - 399 - 1  # all the target holds after the sync may be at or after 500
+
+
+def test_a_sync_outside_the_remote_partition_is_not_used():
+    p = plan(500, (699, 699), remote=(0, 600))  # the remote topic was re-created since
+    assert (p.start, p.basis, p.duplicates) == (500, FROM_COMMIT, 500)  # at most what the source has left
+
+
+def test_without_commit_or_sync_the_reset_policy_decides():
+    assert (plan(None, None, source=(10, 1000)).start, plan(None, None).basis) == (10, FROM_RESET)
+    assert plan(None, None, latest=True).start == 1000
+    assert plan(None, None, remote=(0, 0)).duplicates == 0
+
+
+def record(offset, value, ts=1):
+    return KafkaRecord(0, offset, b"k", value, (), 0, ts)
+
+
+def test_a_remote_tail_that_is_the_sources_next_records_leaves_no_duplicates():
+    p = plan(None, (99, 99), source=(0, 110), remote=(0, 103))  # 3 records after the sync
+    source = [record(100, b"a"), record(102, b"b"), record(103, b"c"), record(104, b"d")]  # 101: a marker
+    remote = [record(100, b"a"), record(101, b"b"), record(102, b"c")]
+    narrowed = match_tail(p, source, remote)
+    assert (narrowed.start, narrowed.duplicates, narrowed.basis) == (104, 0, FROM_TAIL)
+
+
+def test_a_tail_that_differs_keeps_the_bound():
+    p = plan(None, (99, 99), source=(0, 110), remote=(0, 103))
+    source = [record(100, b"a"), record(101, b"b"), record(102, b"c")]
+    for remote in ([record(100, b"a"), record(101, b"X"), record(102, b"c")],  # a transform changed one
+                   [record(100, b"a"), record(101, b"b", ts=2), record(102, b"c")],
+                   [record(100, b"a"), record(101, b"b")]):  # not the whole tail read
+        assert match_tail(p, source, remote) == p
+    assert match_tail(p, source[:2], source) == p  # fewer source records than remote ones
+    assert p.duplicates == 3
