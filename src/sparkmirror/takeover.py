@@ -1,11 +1,13 @@
-"""Take over a flow from a stopped MM2 without copying again: `sparkmirror takeover`.
+"""Take over a flow from a stopped MM2 without copying again (`sparkmirror takeover`), and hand it back
+(`sparkmirror handback`).
 
 MM2's source tasks keep how far they copied in a Kafka Connect offsets topic. The plan reads it, MM2's newest
 offset syncs and both clusters' partition ends, and says per partition where sparkmirror continues and how many
 records it may copy a second time (offsets/takeover.py). Applying it commits those starts as the flow's
 positions on the target, where `sparkmirror run` starts from (positions committed on the target win over the
 state dir's). It refuses while something still writes the remote topics: MM2 running (its heartbeats reach
-the remote heartbeats topic every second), or another replicator.
+the remote heartbeats topic every second), or another replicator. Handing back writes the flow's positions
+into MM2's Connect offsets, where MM2's source tasks read them when they start.
 """
 
 from __future__ import annotations
@@ -17,17 +19,20 @@ from pathlib import Path
 
 from sparkmirror.config.mm2 import MirrorMakerConfig, load_config
 from sparkmirror.config.model import FlowConfig
-from sparkmirror.control.topics import plan_topics
+from sparkmirror.control.topics import TopicPlan, plan_topics
 from sparkmirror.errors import SparkmirrorError
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.groups import ConsumerGroups
 from sparkmirror.kafka.internal_log import read_internal_topic
+from sparkmirror.kafka.produce import AcknowledgedProducer, Message
 from sparkmirror.kafka.records import read_range, read_topic
 from sparkmirror.offsets.codec import OffsetCodecError
 from sparkmirror.offsets.connect_offsets import (
     SOURCE_CONNECTOR,
     decode_source_offset,
     dedicated_offsets_topic,
+    encode_source_offset,
+    hand_back_entries,
     next_offsets,
 )
 from sparkmirror.offsets.syncs import OffsetSync, decode_offset_sync
@@ -38,6 +43,7 @@ logger = logging.getLogger(__name__)
 
 WATCH_S = 5.0  # how long the remote ends must stand still: MM2's heartbeats move them every second
 TAIL_LIMIT = 100_000  # records of a remote tail compared with the source's, at most, per partition
+HAND_BACK_TIMEOUT_S = 30.0
 
 
 class TakeoverRefused(SparkmirrorError):  # reads as what happened
@@ -64,18 +70,25 @@ class TakeoverPlan:
                 "partitions": [p.to_json() for p in self.partitions]}
 
 
-def take_over(config: MirrorMakerConfig | str | Path, source: str, target: str, apply: bool = False,
-              force: bool = False, connector: str = SOURCE_CONNECTOR, offsets_topic: str | None = None,
-              watch_s: float = WATCH_S) -> TakeoverPlan:
-    """Plan (and with `apply`, commit) where flow source->target continues MM2's copy. `offsets_topic` is MM2's
-    Connect offsets topic on the target (default: dedicated mode's `mm2-offsets.<source>.internal`; on a Connect
-    cluster, its `offset.storage.topic`), `connector` the name of MM2's MirrorSourceConnector there."""
-    ensure_class_host()  # a file's own replication policy and filters
-    cfg = config if isinstance(config, MirrorMakerConfig) else load_config(config)
+@dataclass(frozen=True)
+class _Still:
+    """A flow's topics on both clusters once its remote topics stood still for the watch."""
+
+    flow: FlowConfig
+    offsets_topic: str
+    offsets_partitions: int
+    topics: TopicPlan
+    remote_marks: dict[str, dict[int, tuple[int, int]]]
+    source_admin: ClusterAdmin
+    target_admin: ClusterAdmin
+    notes: list[str]
+
+
+def _still(cfg: MirrorMakerConfig, source: str, target: str, offsets_topic: str | None, force: bool,
+           watch_s: float, writer: str) -> _Still:
+    """The flow, its topics and the remote partitions' ends, refused while those ends move (`writer` says who
+    must stop) unless `force`."""
     flow = cfg.flow(source, target)
-    if flow.exactly_once:
-        raise TakeoverRefused(f"flow {flow.name} writes exactly once, whose positions are committed in its "
-                              f"transactions; take over with exactly once off, then turn it on")
     offsets_topic = offsets_topic or dedicated_offsets_topic(source)
     source_admin = ClusterAdmin(source, flow.source_admin.rdkafka)
     target_admin = ClusterAdmin(target, flow.target_admin.rdkafka)
@@ -95,24 +108,46 @@ def take_over(config: MirrorMakerConfig | str | Path, source: str, target: str, 
     if moving and not force:
         raise TakeoverRefused(f"the remote topics of {flow.name} on '{target}' are being written: "
                               f"{', '.join(moving[:5])}{', ...' if len(moving) > 5 else ''} in {watch_s:.0f} s. "
-                              f"Stop MM2 (or whatever writes them) first; --force takes over anyway")
-    committed = _committed(target_admin, flow, offsets_topic, on_target[offsets_topic], connector)
-    syncs = _newest_syncs(flow)
-    source_marks = source_admin.watermarks_of(topics.source_partitions)
+                              f"Stop {writer} first; --force goes on anyway")
     notes = [f"remote topics written during the {watch_s:.0f} s watch: {', '.join(moving)}"] if moving else []
+    return _Still(flow, offsets_topic, on_target[offsets_topic], topics, remote_marks, source_admin, target_admin,
+                  notes)
+
+
+def _load(config: MirrorMakerConfig | str | Path) -> MirrorMakerConfig:
+    ensure_class_host()  # a file's own replication policy and filters
+    return config if isinstance(config, MirrorMakerConfig) else load_config(config)
+
+
+def take_over(config: MirrorMakerConfig | str | Path, source: str, target: str, apply: bool = False,
+              force: bool = False, connector: str = SOURCE_CONNECTOR, offsets_topic: str | None = None,
+              watch_s: float = WATCH_S) -> TakeoverPlan:
+    """Plan (and with `apply`, commit) where flow source->target continues MM2's copy. `offsets_topic` is MM2's
+    Connect offsets topic on the target (default: dedicated mode's `mm2-offsets.<source>.internal`; on a Connect
+    cluster, its `offset.storage.topic`), `connector` the name of MM2's MirrorSourceConnector there."""
+    cfg = _load(config)
+    flow = cfg.flow(source, target)
+    if flow.exactly_once:
+        raise TakeoverRefused(f"flow {flow.name} writes exactly once, whose positions are committed in its "
+                              f"transactions; take over with exactly once off, then turn it on")
+    still = _still(cfg, source, target, offsets_topic, force, watch_s, "MM2 (or whatever writes them)")
+    topics, notes = still.topics, list(still.notes)
+    committed = _committed(still, connector)
+    syncs = _newest_syncs(flow)
+    source_marks = still.source_admin.watermarks_of(topics.source_partitions)
     if not committed:
-        notes.append(f"'{offsets_topic}' holds no position of connector {connector} for cluster '{source}'")
+        notes.append(f"'{still.offsets_topic}' holds no position of connector {connector} for cluster '{source}'")
     partitions = []
     for topic, remote_topic in sorted(topics.remote_topics.items()):
         for p in range(topics.source_partitions[topic]):
-            marks = remote_marks.get(remote_topic, {}).get(p, (0, 0))
+            marks = still.remote_marks.get(remote_topic, {}).get(p, (0, 0))
             plan = plan_partition(topic, p, remote_topic, committed.get((topic, p)), syncs.get((topic, p)),
                                   source_marks[topic][p], marks, flow.reset_policy == "latest")
             partitions.append(_narrowed(flow, plan))
-    result = TakeoverPlan(flow.name, offsets_topic, connector, partitions, notes)
+    result = TakeoverPlan(flow.name, still.offsets_topic, connector, partitions, notes)
     if not apply:
         return result
-    ids = source_admin.topic_ids(sorted(topics.remote_topics))
+    ids = still.source_admin.topic_ids(sorted(topics.remote_topics))
     positions = {(p.remote_topic, p.partition): (p.start, ids.get(p.topic, "")) for p in partitions}
     ConsumerGroups(target, flow.target_admin.rdkafka).commit(flow.positions_group, positions, keep=False)
     logger.info("flow %s: %d partition(s) take over from MM2 in group %s; at most %d record(s) copied again",
@@ -120,12 +155,81 @@ def take_over(config: MirrorMakerConfig | str | Path, source: str, target: str, 
     return TakeoverPlan(result.flow, result.offsets_topic, connector, partitions, notes, applied=True)
 
 
-def _committed(admin: ClusterAdmin, flow: FlowConfig, topic: str, partitions: int,
-               connector: str) -> dict[tuple[str, int], int]:
+@dataclass(frozen=True)
+class HandBackPartition:
+    topic: str
+    partition: int
+    position: int | None  # sparkmirror's next offset (None: it has none for this partition)
+    committed: int | None  # MM2's next offset before the hand-back
+
+    def to_json(self) -> dict:
+        return {"topic": self.topic, "partition": self.partition, "sparkmirror_position": self.position,
+                "mm2_committed": self.committed}
+
+
+@dataclass(frozen=True)
+class HandBackPlan:
+    flow: str
+    offsets_topic: str
+    connector: str
+    partitions: list[HandBackPartition]
+    notes: list[str] = field(default_factory=list)
+    applied: bool = False
+
+    def to_json(self) -> dict:
+        return {"flow": self.flow, "offsets_topic": self.offsets_topic, "connector": self.connector,
+                "applied": self.applied, "notes": self.notes, "partitions": [p.to_json() for p in self.partitions]}
+
+
+def hand_back(config: MirrorMakerConfig | str | Path, source: str, target: str, apply: bool = False,
+              force: bool = False, connector: str = SOURCE_CONNECTOR, offsets_topic: str | None = None,
+              watch_s: float = WATCH_S) -> HandBackPlan:
+    """The way back: write the flow's positions (committed on the target) into MM2's Connect offsets, so that an
+    MM2 started afterwards continues where sparkmirror stopped. Refused while the remote topics are written
+    (stop sparkmirror first)."""
+    cfg = _load(config)
+    still = _still(cfg, source, target, offsets_topic, force, watch_s, "sparkmirror (or whatever writes them)")
+    flow, topics, notes = still.flow, still.topics, list(still.notes)
+    source_of = {remote: topic for topic, remote in topics.remote_topics.items()}
+    asked = [(remote, p) for topic, remote in topics.remote_topics.items()
+             for p in range(topics.source_partitions[topic])]
+    groups = ConsumerGroups(target, flow.target_admin.rdkafka)
+    committed_here = groups.committed([flow.positions_group], asked).get(flow.positions_group, {})
+    ids = still.source_admin.topic_ids(sorted(topics.remote_topics))
+    positions: dict[tuple[str, int], int] = {}
+    for (remote, p), (offset, topic_id) in sorted(committed_here.items()):
+        topic = source_of[remote]
+        if topic_id and ids.get(topic) and topic_id != ids[topic]:
+            notes.append(f"{topic}-{p}: the position was committed for an earlier topic of that name: left out")
+            continue
+        positions[(topic, p)] = offset
+    mm2 = _committed(still, connector)
+    partitions = [HandBackPartition(topic, p, positions.get((topic, p)), mm2.get((topic, p)))
+                  for topic in sorted(topics.remote_topics) for p in range(topics.source_partitions[topic])]
+    if not positions:
+        notes.append(f"group {flow.positions_group} on '{target}' holds no position of flow {flow.name}: "
+                     f"nothing to hand back")
+    result = HandBackPlan(flow.name, still.offsets_topic, connector, partitions, notes)
+    if not apply or not positions:
+        return result
+    entries = [encode_source_offset(e) for e in hand_back_entries(positions, connector, source)]
+    # Connect finds an entry by its key in the partition Java's default partitioner picks: murmur2
+    producer = AcknowledgedProducer({**flow.target_producer.rdkafka, "partitioner": "murmur2_random"})
+    try:
+        producer.write(still.offsets_topic, [Message(-1, key, value) for key, value in entries], HAND_BACK_TIMEOUT_S)
+    finally:
+        producer.close(HAND_BACK_TIMEOUT_S)
+    logger.info("flow %s: %d position(s) handed back to MM2 in '%s'", flow.name, len(entries), still.offsets_topic)
+    return HandBackPlan(result.flow, result.offsets_topic, connector, partitions, notes, applied=True)
+
+
+def _committed(still: _Still, connector: str) -> dict[tuple[str, int], int]:
     """MM2's committed next offset per source partition, read as Connect reads its offsets topic."""
-    records = read_topic(flow.target_consumer.rdkafka, topic, admin.watermarks(topic, partitions))
+    topic = still.offsets_topic
+    records = read_topic(still.flow.target_consumer.rdkafka, topic,
+                         still.target_admin.watermarks(topic, still.offsets_partitions))
     entries = [e for r in records if (e := decode_source_offset(r.key, r.value)) is not None]
-    return next_offsets(entries, connector, flow.source)
+    return next_offsets(entries, connector, still.flow.source)
 
 
 def _newest_syncs(flow: FlowConfig) -> dict[tuple[str, int], OffsetSync]:

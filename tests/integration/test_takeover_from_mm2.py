@@ -1,15 +1,17 @@
 """Taking over a flow from a real MM2 (issue 36): MM2 copies while records are written, is stopped (SIGTERM, or
 kill -9), and sparkmirror continues where MM2's Connect offsets and offset syncs say, with no record lost and no
-more copied twice than the plan announced."""
+more copied twice than the plan announced; groups fail over across the switch; the way back to MM2."""
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
 
+from sparkmirror.client import read_checkpoints
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.records import read_topic
 from sparkmirror.offsets.connect_offsets import (
@@ -18,24 +20,25 @@ from sparkmirror.offsets.connect_offsets import (
     dedicated_offsets_topic,
     next_offsets,
 )
-from sparkmirror.takeover import TakeoverRefused, take_over
+from sparkmirror.takeover import TakeoverRefused, hand_back, take_over
 from sparkmirror.testing.mirror_maker import LocalMirrorMaker
 from sparkmirror.testing.records import produce
 
 from .conftest import SteadyProducer, count_records, partition_values, records, trigger_settings, wait_until
-from .mm2_interop import MM2_HEAP, MM2_START_TIMEOUT_S, mm2_properties
+from .mm2_interop import MM2_HEAP, MM2_START_TIMEOUT_S, java_translate, mm2_properties, running_mm2
 
 PARTITIONS = 3
 BACKLOG = 160_000
 WRITTEN_ON = 40_000  # by a producer running through MM2's copy, its stop and the take-over
 COPY_TIMEOUT_S = 180.0
+WATCH_S = 2.0  # the remote ends must stand still this long: the test's writes move them many times a second
 
 
 def _config(tmp_path: Path, source: str, target: str, topic: str) -> Path:
     """One file for both: MM2 with its default offset.lag.max (sparse syncs) and its worker's offset flush every
-    5 s (a worker setting: `B.`), so a kill -9 leaves records on the target past MM2's last commit."""
+    2 s (a worker setting: `B.`), so a kill -9 leaves records on the target past MM2's last commit."""
     text = (mm2_properties(source, target, [topic]).replace("offset.lag.max = 0\n", "offset.lag.max = 100\n")
-            + "B.offset.flush.interval.ms = 5000\n")
+            + "B.offset.flush.interval.ms = 2000\n")
     path = tmp_path / "mm2.properties"
     path.write_text(text + trigger_settings("micro-batch"))
     return path
@@ -67,16 +70,16 @@ def test_sparkmirror_continues_a_stopped_mm2s_copy(clusters, create_topic, run_c
                    f"MM2 to copy half of {topic}")
         if stop == "sigterm":
             with pytest.raises(TakeoverRefused, match="being written"):
-                take_over(config, "A", "B")  # MM2 still copies: refused, nothing committed
+                take_over(config, "A", "B", watch_s=WATCH_S)  # MM2 still copies: refused, nothing committed
             assert mm.stop() is not None
-        else:  # after MM2's first commit (every 5 s), so that it has copied past a commit when killed
+        else:  # after MM2's first commit (every 2 s), so that it has copied past a commit when killed
             wait_until(lambda: len(mm2_committed(clusters.target, topic)) == PARTITIONS, MM2_START_TIMEOUT_S,
                        f"MM2 to commit positions of {topic}")
             assert mm.process is not None and mm._watchdog is not None
             os.killpg(mm._watchdog.pgid, signal.SIGKILL)
             mm.process.wait(30)
         wait_until(lambda: writer.written >= WRITTEN_ON, COPY_TIMEOUT_S, f"{WRITTEN_ON} more records on {topic}")
-        plan = take_over(config, "A", "B", apply=True)
+        plan = take_over(config, "A", "B", apply=True, watch_s=WATCH_S)
     finally:
         writer.stop()
         mm.keep_logs = mm.keep_logs or bool(os.environ.get("KEEP_MM2_LOGS"))
@@ -101,3 +104,79 @@ def test_sparkmirror_continues_a_stopped_mm2s_copy(clusters, create_topic, run_c
     assert read == BACKLOG + writer.written
     if stop == "sigterm":  # a clean stop commits and syncs its last record: nothing is copied twice
         assert again == 0 and plan.duplicates == 0
+
+
+def _consume_and_commit(bootstrap: str, group: str, topic: str, per_partition: int) -> dict[int, int]:
+    from .test_offsets_interop import commit_consumed
+
+    return commit_consumed(bootstrap, group, topic, dict.fromkeys(range(PARTITIONS), per_partition))
+
+
+def test_groups_fail_over_across_the_take_over_and_mm2_continues_after_a_hand_back(
+        clusters, create_topic, running, tmp_path, unique):
+    """MM2 copies and checkpoints group `before` (committed at the end of its copy, where MM2's newest sync makes
+    its translation exact: MM2 keeps no older sync it read at start); sparkmirror takes over, copies on and
+    checkpoints `after` (committed past the switch). MM2's Java client translates both to the record after the
+    consumed ones. Then the way back: sparkmirror stops, hands back, and a restarted MM2 copies only the new
+    records."""
+    topic, before, after = f"takeover-groups-{unique}", f"before-{unique}", f"after-{unique}"
+    remote = f"A.{topic}"
+    create_topic("A", topic, PARTITIONS)
+    produce(clusters.source, topic, records("first", 3000, PARTITIONS))
+    text = mm2_properties(clusters.source, clusters.target, [topic], [before, after])
+    config = tmp_path / "mm2.properties"
+    config.write_text(text + trigger_settings("micro-batch"))
+
+    def checkpointed(group: str, offsets: dict[int, int]) -> bool:
+        """The group's checkpoints have its committed offsets, translated to the same offsets on B (the copy is
+        whole and once, so a remote offset is its source offset)."""
+        found = read_checkpoints(config, "A", "B", group)
+        return {(c.topic, c.partition): (c.upstream_offset, c.downstream_offset) for c in found.values()} == {
+            (remote, p): (o, o) for p, o in offsets.items()}
+
+    with running_mm2(clusters.source, clusters.target, [topic], [before, after]):
+        wait_until(lambda: count_records(clusters.target, remote) == 3000, COPY_TIMEOUT_S, f"MM2 to copy {topic}")
+        committed_before = _consume_and_commit(clusters.source, before, topic, 1000)
+        wait_until(lambda: checkpointed(before, committed_before), COPY_TIMEOUT_S, f"MM2's checkpoints of {before}")
+    plan = take_over(config, "A", "B", apply=True, watch_s=WATCH_S)
+    assert plan.duplicates == 0 and [p.start for p in plan.partitions] == [1000] * PARTITIONS
+
+    produce(clusters.source, topic, records("second", 3000, PARTITIONS))
+    committed_after = _consume_and_commit(clusters.source, after, topic, 1500)
+    with running(config):
+        wait_until(lambda: count_records(clusters.target, remote) == 6000, COPY_TIMEOUT_S,
+                   f"sparkmirror to copy {topic}")
+        wait_until(lambda: checkpointed(after, committed_after), COPY_TIMEOUT_S,
+                   f"sparkmirror's checkpoints of {after}")
+    # MM2's own client reads the same: each group resumes at its next record.
+    for group, consumed in ((before, committed_before), (after, committed_after)):
+        assert java_translate(clusters.target, "A", group) == {(remote, p): o for p, o in consumed.items()}, group
+
+    handed = hand_back(config, "A", "B", apply=True, watch_s=WATCH_S)
+    assert handed.applied and {p.position for p in handed.partitions} == {2000}
+    produce(clusters.source, topic, records("third", 300, PARTITIONS))
+    with running_mm2(clusters.source, clusters.target, [topic], [before, after]) as mm:
+        wait_until(lambda: count_records(clusters.target, remote) >= 6300, COPY_TIMEOUT_S,
+                   f"MM2 to copy {topic} again")
+        time.sleep(2)  # anything more MM2 would copy again
+        assert mm._watchdog is not None
+        os.killpg(mm._watchdog.pgid, signal.SIGKILL)  # what it copied is checked below; no clean stop needed
+    for p in range(PARTITIONS):
+        source = [v for _, v in partition_values(clusters.source, topic, p)]
+        assert [v for _, v in partition_values(clusters.target, remote, p)] == source, f"partition {p}"
+
+
+def test_the_command_names_a_missing_offsets_topic_and_how_to_give_it(clusters, create_topic, tmp_path, unique):
+    from click.testing import CliRunner
+
+    from sparkmirror.cli.main import cli
+
+    topic = f"takeover-cli-{unique}"
+    create_topic("A", topic, 1)
+    config = tmp_path / "mm2.properties"
+    config.write_text(mm2_properties(clusters.source, clusters.target, [topic]))
+    result = CliRunner().invoke(cli, ["takeover", "--config", str(config), "--from", "A", "--to", "B",
+                                      "--offsets-topic", f"connect-offsets-{unique}"])
+    assert result.exit_code == 1
+    assert f"no topic 'connect-offsets-{unique}' on cluster 'B'" in result.output
+    assert "--offsets-topic" in result.output

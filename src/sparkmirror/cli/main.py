@@ -262,18 +262,27 @@ _move_command("failback", "Return consumer group --group from --from (where it f
                           "cluster --to, through the reverse of the flow that copied its topics; --apply commits.")
 
 
+def _takeover_options(command: Callable) -> Callable:
+    for decorator in reversed([
+        config_option,
+        click.option("--from", "source", required=True, metavar="ALIAS", help="The flow's source cluster."),
+        click.option("--to", "target", required=True, metavar="ALIAS", help="The flow's target cluster."),
+        click.option("--apply", is_flag=True, help="Write the plan (default: only show it)."),
+        click.option("--force", is_flag=True, help="Go on even while the remote topics are being written."),
+        click.option("--offsets-topic", metavar="TOPIC", help="MM2's Connect offsets topic on --to (default: "
+                                                              "dedicated mode's mm2-offsets.<from>.internal)."),
+        click.option("--connector", default="MirrorSourceConnector", show_default=True,
+                     help="The name of MM2's MirrorSourceConnector (on a Connect cluster, the name it was posted "
+                          "as)."),
+        click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table."),
+        click.pass_obj,
+    ]):
+        command = decorator(command)
+    return command
+
+
 @cli.command("takeover")
-@config_option
-@click.option("--from", "source", required=True, metavar="ALIAS", help="The flow's source cluster.")
-@click.option("--to", "target", required=True, metavar="ALIAS", help="The flow's target cluster.")
-@click.option("--apply", is_flag=True, help="Commit the starts as the flow's positions (default: only the plan).")
-@click.option("--force", is_flag=True, help="Take over even while the remote topics are being written.")
-@click.option("--offsets-topic", metavar="TOPIC",
-              help="MM2's Connect offsets topic on --to (default: dedicated mode's mm2-offsets.<from>.internal).")
-@click.option("--connector", default="MirrorSourceConnector", show_default=True,
-              help="The name of MM2's MirrorSourceConnector (on a Connect cluster, the name it was posted as).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
-@click.pass_obj
+@_takeover_options
 def takeover(obj: dict[str, bool], config_file: Path, source: str, target: str, apply: bool, force: bool,
              offsets_topic: str | None, connector: str, as_json: bool) -> None:
     """Continue a stopped MM2's copy of flow --from -> --to: per partition where MM2 got to (its Connect offsets
@@ -299,6 +308,35 @@ def takeover(obj: dict[str, bool], config_file: Path, source: str, target: str, 
                 else "dry run: nothing changed; add --apply to commit these starts")
         click.echo(f"flow {plan.flow}: {len(plan.partitions)} partition(s), at most {plan.duplicates} record(s) "
                    f"copied again; {done}")
+        return ExitStatus.SUCCESS
+
+    guard(action, obj["traceback"])
+
+
+@cli.command("handback")
+@_takeover_options
+def handback(obj: dict[str, bool], config_file: Path, source: str, target: str, apply: bool, force: bool,
+             offsets_topic: str | None, connector: str, as_json: bool) -> None:
+    """The way back to MM2 for flow --from -> --to: per partition sparkmirror's position and MM2's; --apply
+    writes sparkmirror's into MM2's Connect offsets, where MM2 continues from when it starts. Stop sparkmirror
+    first: refused (exit 1) while the remote topics are written."""
+
+    def action() -> int:
+        from sparkmirror import takeover as takeover_module
+
+        plan = takeover_module.hand_back(load(config_file, ())[0], source, target, apply=apply, force=force,
+                                         connector=connector, offsets_topic=offsets_topic)
+        if as_json:
+            click.echo(json.dumps(plan.to_json(), indent=2))
+            return ExitStatus.SUCCESS
+        for note in plan.notes:
+            click.echo(f"note: {note}")
+        for p in plan.partitions:
+            click.echo(f"{p.topic}-{p.partition}: sparkmirror at {'-' if p.position is None else p.position}, "
+                       f"mm2 committed {'-' if p.committed is None else p.committed}")
+        click.echo(f"flow {plan.flow}: " + (f"written to '{plan.offsets_topic}': start MM2 to continue from here"
+                                            if plan.applied else "dry run: nothing changed; add --apply to write "
+                                                                 "these positions for MM2"))
         return ExitStatus.SUCCESS
 
     guard(action, obj["traceback"])
