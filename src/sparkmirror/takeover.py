@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from sparkmirror.config.mm2 import MirrorMakerConfig, load_config
 from sparkmirror.config.model import FlowConfig
@@ -52,22 +53,46 @@ class TakeoverRefused(SparkmirrorError):  # reads as what happened
 
 
 @dataclass(frozen=True)
-class TakeoverPlan:
+class HandBackPartition:
+    topic: str
+    partition: int
+    position: int | None  # sparkmirror's next offset (None: it has none for this partition)
+    committed: int | None  # MM2's next offset before the hand-back
+
+    def to_json(self) -> dict:
+        return {"topic": self.topic, "partition": self.partition, "sparkmirror_position": self.position,
+                "mm2_committed": self.committed}
+
+
+P = TypeVar("P", PartitionTakeover, HandBackPartition)
+
+
+@dataclass(frozen=True)
+class OffsetsPlan(Generic[P]):
+    """A flow's partitions between MM2's Connect offsets and sparkmirror's positions, one way or the other."""
+
     flow: str
     offsets_topic: str
     connector: str
-    partitions: list[PartitionTakeover]
+    partitions: list[P]
     notes: list[str] = field(default_factory=list)
     applied: bool = False
 
+    def to_json(self) -> dict:
+        return {"flow": self.flow, "offsets_topic": self.offsets_topic, "connector": self.connector,
+                "applied": self.applied, "notes": self.notes, "partitions": [p.to_json() for p in self.partitions]}
+
+
+class TakeoverPlan(OffsetsPlan[PartitionTakeover]):
     @property
     def duplicates(self) -> int:
         return sum(p.duplicates for p in self.partitions)
 
     def to_json(self) -> dict:
-        return {"flow": self.flow, "offsets_topic": self.offsets_topic, "connector": self.connector,
-                "applied": self.applied, "duplicates_at_most": self.duplicates, "notes": self.notes,
-                "partitions": [p.to_json() for p in self.partitions]}
+        return {**super().to_json(), "duplicates_at_most": self.duplicates}
+
+
+HandBackPlan = OffsetsPlan[HandBackPartition]
 
 
 @dataclass(frozen=True)
@@ -152,33 +177,7 @@ def take_over(config: MirrorMakerConfig | str | Path, source: str, target: str, 
     ConsumerGroups(target, flow.target_admin.rdkafka).commit(flow.positions_group, positions, keep=False)
     logger.info("flow %s: %d partition(s) take over from MM2 in group %s; at most %d record(s) copied again",
                 flow.name, len(positions), flow.positions_group, result.duplicates)
-    return TakeoverPlan(result.flow, result.offsets_topic, connector, partitions, notes, applied=True)
-
-
-@dataclass(frozen=True)
-class HandBackPartition:
-    topic: str
-    partition: int
-    position: int | None  # sparkmirror's next offset (None: it has none for this partition)
-    committed: int | None  # MM2's next offset before the hand-back
-
-    def to_json(self) -> dict:
-        return {"topic": self.topic, "partition": self.partition, "sparkmirror_position": self.position,
-                "mm2_committed": self.committed}
-
-
-@dataclass(frozen=True)
-class HandBackPlan:
-    flow: str
-    offsets_topic: str
-    connector: str
-    partitions: list[HandBackPartition]
-    notes: list[str] = field(default_factory=list)
-    applied: bool = False
-
-    def to_json(self) -> dict:
-        return {"flow": self.flow, "offsets_topic": self.offsets_topic, "connector": self.connector,
-                "applied": self.applied, "notes": self.notes, "partitions": [p.to_json() for p in self.partitions]}
+    return replace(result, applied=True)
 
 
 def hand_back(config: MirrorMakerConfig | str | Path, source: str, target: str, apply: bool = False,
@@ -220,7 +219,7 @@ def hand_back(config: MirrorMakerConfig | str | Path, source: str, target: str, 
     finally:
         producer.close(HAND_BACK_TIMEOUT_S)
     logger.info("flow %s: %d position(s) handed back to MM2 in '%s'", flow.name, len(entries), still.offsets_topic)
-    return HandBackPlan(result.flow, result.offsets_topic, connector, partitions, notes, applied=True)
+    return replace(result, applied=True)
 
 
 def _committed(still: _Still, connector: str) -> dict[tuple[str, int], int]:

@@ -10,7 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from sparkmirror.cli.main import cli
 from sparkmirror.client import read_checkpoints
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.records import read_topic
@@ -138,6 +140,11 @@ def test_groups_fail_over_across_the_take_over_and_mm2_continues_after_a_hand_ba
         wait_until(lambda: count_records(clusters.target, remote) == 3000, COPY_TIMEOUT_S, f"MM2 to copy {topic}")
         committed_before = _consume_and_commit(clusters.source, before, topic, 1000)
         wait_until(lambda: checkpointed(before, committed_before), COPY_TIMEOUT_S, f"MM2's checkpoints of {before}")
+    dry = CliRunner().invoke(cli, ["takeover", "--config", str(config), "--from", "A", "--to", "B"])
+    assert dry.exit_code == 0, dry.output
+    assert f"{topic}-0 -> {remote}: mm2 committed 1000, newest sync 999->999, remote end 1000: start at 1000 " \
+           f"(mm2 commit), at most 0 copied again" in dry.output
+    assert "dry run: nothing changed" in dry.output
     plan = take_over(config, "A", "B", apply=True, watch_s=WATCH_S)
     assert plan.duplicates == 0 and [p.start for p in plan.partitions] == [1000] * PARTITIONS
 
@@ -167,10 +174,6 @@ def test_groups_fail_over_across_the_take_over_and_mm2_continues_after_a_hand_ba
 
 
 def test_the_command_names_a_missing_offsets_topic_and_how_to_give_it(clusters, create_topic, tmp_path, unique):
-    from click.testing import CliRunner
-
-    from sparkmirror.cli.main import cli
-
     topic = f"takeover-cli-{unique}"
     create_topic("A", topic, 1)
     config = tmp_path / "mm2.properties"

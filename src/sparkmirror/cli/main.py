@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # imported where used, so that `sparkmirror --help` stays fas
     from sparkmirror.client import OffsetTranslation
     from sparkmirror.config.mm2 import MirrorMakerConfig
     from sparkmirror.config.model import FlowConfig
+    from sparkmirror.takeover import OffsetsPlan
 
 
 @click.group()
@@ -281,6 +282,20 @@ def _takeover_options(command: Callable) -> Callable:
     return command
 
 
+def _or_dash(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _echo_plan(plan: OffsetsPlan, lines: list[str], as_json: bool) -> int:
+    """A take-over's or hand-back's plan: its JSON, or its notes and then `lines`."""
+    if as_json:
+        click.echo(json.dumps(plan.to_json(), indent=2))
+        return ExitStatus.SUCCESS
+    for line in (*(f"note: {note}" for note in plan.notes), *lines):
+        click.echo(line)
+    return ExitStatus.SUCCESS
+
+
 @cli.command("takeover")
 @_takeover_options
 def takeover(obj: dict[str, bool], config_file: Path, source: str, target: str, apply: bool, force: bool,
@@ -294,21 +309,17 @@ def takeover(obj: dict[str, bool], config_file: Path, source: str, target: str, 
 
         plan = takeover_module.take_over(load(config_file, ())[0], source, target, apply=apply, force=force,
                                          connector=connector, offsets_topic=offsets_topic)
-        if as_json:
-            click.echo(json.dumps(plan.to_json(), indent=2))
-            return ExitStatus.SUCCESS
-        for note in plan.notes:
-            click.echo(f"note: {note}")
+        lines = []
         for p in plan.partitions:
             sync = "-" if p.sync is None else f"{p.sync.upstream_offset}->{p.sync.downstream_offset}"
-            click.echo(f"{p.topic}-{p.partition} -> {p.remote_topic}: mm2 committed "
-                       f"{'-' if p.committed is None else p.committed}, newest sync {sync}, remote end "
-                       f"{p.remote_end}: start at {p.start} ({p.basis}), at most {p.duplicates} copied again")
+            lines.append(f"{p.topic}-{p.partition} -> {p.remote_topic}: mm2 committed {_or_dash(p.committed)}, "
+                         f"newest sync {sync}, remote end {p.remote_end}: start at {p.start} ({p.basis}), at most "
+                         f"{p.duplicates} copied again")
         done = ("committed: `sparkmirror run` continues from here" if plan.applied
                 else "dry run: nothing changed; add --apply to commit these starts")
-        click.echo(f"flow {plan.flow}: {len(plan.partitions)} partition(s), at most {plan.duplicates} record(s) "
-                   f"copied again; {done}")
-        return ExitStatus.SUCCESS
+        lines.append(f"flow {plan.flow}: {len(plan.partitions)} partition(s), at most {plan.duplicates} record(s) "
+                     f"copied again; {done}")
+        return _echo_plan(plan, lines, as_json)
 
     guard(action, obj["traceback"])
 
@@ -326,18 +337,12 @@ def handback(obj: dict[str, bool], config_file: Path, source: str, target: str, 
 
         plan = takeover_module.hand_back(load(config_file, ())[0], source, target, apply=apply, force=force,
                                          connector=connector, offsets_topic=offsets_topic)
-        if as_json:
-            click.echo(json.dumps(plan.to_json(), indent=2))
-            return ExitStatus.SUCCESS
-        for note in plan.notes:
-            click.echo(f"note: {note}")
-        for p in plan.partitions:
-            click.echo(f"{p.topic}-{p.partition}: sparkmirror at {'-' if p.position is None else p.position}, "
-                       f"mm2 committed {'-' if p.committed is None else p.committed}")
-        click.echo(f"flow {plan.flow}: " + (f"written to '{plan.offsets_topic}': start MM2 to continue from here"
-                                            if plan.applied else "dry run: nothing changed; add --apply to write "
-                                                                 "these positions for MM2"))
-        return ExitStatus.SUCCESS
+        lines = [f"{p.topic}-{p.partition}: sparkmirror at {_or_dash(p.position)}, mm2 committed "
+                 f"{_or_dash(p.committed)}" for p in plan.partitions]
+        lines.append(f"flow {plan.flow}: " + (f"written to '{plan.offsets_topic}': start MM2 to continue from here"
+                                              if plan.applied else "dry run: nothing changed; add --apply to write "
+                                                                   "these positions for MM2"))
+        return _echo_plan(plan, lines, as_json)
 
     guard(action, obj["traceback"])
 
