@@ -21,7 +21,7 @@ from typing import Generic, TypeVar
 from sparkmirror.config.mm2 import MirrorMakerConfig, load_config
 from sparkmirror.config.model import FlowConfig
 from sparkmirror.control.topics import TopicPlan, plan_topics
-from sparkmirror.errors import SparkmirrorError
+from sparkmirror.errors import AdminOperationError, SparkmirrorError
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.groups import ConsumerGroups
 from sparkmirror.kafka.internal_log import read_internal_topic
@@ -225,8 +225,12 @@ def hand_back(config: MirrorMakerConfig | str | Path, source: str, target: str, 
 def _committed(still: _Still, connector: str) -> dict[tuple[str, int], int]:
     """MM2's committed next offset per source partition, read as Connect reads its offsets topic."""
     topic = still.offsets_topic
-    records = read_topic(still.flow.target_consumer.rdkafka, topic,
-                         still.target_admin.watermarks(topic, still.offsets_partitions))
+    try:
+        records = read_topic(still.flow.target_consumer.rdkafka, topic,
+                             still.target_admin.watermarks(topic, still.offsets_partitions))
+    except TimeoutError as exc:  # a store read in part would plan from positions MM2 left behind long ago
+        raise AdminOperationError(still.flow.target, f"read MM2's offsets in '{topic}'", str(exc),
+                                  "Is the cluster reachable, and may this principal read the topic?") from None
     entries = [e for r in records if (e := decode_source_offset(r.key, r.value)) is not None]
     return next_offsets(entries, connector, still.flow.source)
 
