@@ -49,10 +49,11 @@ def _config(tmp_path: Path, source: str, target: str, topic: str) -> Path:
 def mm2_committed(bootstrap: str, topic: str) -> dict[int, int]:
     """Partition -> the next offset MM2 committed for `topic` in its dedicated-mode offsets topic on B."""
     offsets = dedicated_offsets_topic("A")
-    partitions = ClusterAdmin("B", {"bootstrap.servers": bootstrap}).topic_partitions().get(offsets)
+    admin = ClusterAdmin("B", {"bootstrap.servers": bootstrap})
+    partitions = admin.topic_partitions().get(offsets)
     if partitions is None:
         return {}
-    marks = ClusterAdmin("B", {"bootstrap.servers": bootstrap}).watermarks(offsets, partitions)
+    marks = admin.watermarks(offsets, partitions)
     entries = [e for r in read_topic({"bootstrap.servers": bootstrap}, offsets, marks)
                if (e := decode_source_offset(r.key, r.value)) is not None]
     return {p: o for (t, p), o in next_offsets(entries, SOURCE_CONNECTOR, "A").items() if t == topic}
