@@ -43,8 +43,8 @@ from sparkmirror.offsets.flow_report import (
     pair_report,
     positions,
     syncs_by_partition,
+    written_syncs,
 )
-from sparkmirror.offsets.syncs import decode_offset_sync, sync_link_of
 from sparkmirror.policy.replication import should_replicate_topic
 
 __all__ = ["FlowReport", "GroupCheckpoints", "PartitionStatus", "StatusReport", "flow_status", "read_status"]
@@ -89,15 +89,10 @@ def read_offset_syncs(flow: FlowConfig, notes: list[str]) -> list[WrittenSync]:
     """The offset syncs of the topics the flow replicates now. Those of topics its filter no longer selects
     stay in the (compacted) topic for good; counting them would report a flow stalled forever."""
     alias, topic = flow.offset_syncs_cluster, flow.offset_syncs_topic
-    replicates = topic_selector(flow)
-    out, skipped, others = [], 0, set()
-    for record in read_internal_topic(alias, flow.offset_syncs_consumer.rdkafka, topic):  # as the checkpointer
-        try:
-            written = WrittenSync(decode_offset_sync(record.key, record.value), sync_link_of(record.headers),
-                                  record.timestamp_ms)
-        except OffsetCodecError:
-            skipped += 1
-            continue
+    replicates = topic_selector(flow)  # read with the settings the checkpointer reads them with
+    out, others = [], set()
+    found, skipped = written_syncs(read_internal_topic(alias, flow.offset_syncs_consumer.rdkafka, topic))
+    for written in found:
         if replicates(written.sync.topic):
             out.append(written)
         else:

@@ -19,8 +19,8 @@ LATENCY = ("p50_ms", "p99_ms", "max_ms")
 def test_quick_benchmark_reports_every_field(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--quick", "--records", "3000", "--partitions", "3",
-         "--latency-seconds", "3", "--latency-rate-mb", "1", "--scale-topics", "3", "--scale-partitions", "2",
-         "--modes", "throughput,latency,scale", "--out", str(tmp_path)],
+         "--latency-seconds", "2", "--latency-warmup-seconds", "1", "--latency-rate-mb", "1", "--scale-topics", "3",
+         "--scale-partitions", "2", "--modes", "throughput,latency,scale", "--out", str(tmp_path)],
         cwd=REPO, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     [path] = list(tmp_path.glob("bench-*-quick.json"))

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from sparkmirror.cli.main import cli
 from sparkmirror.client import read_checkpoints
 from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.kafka.groups import ConsumerGroups
 from sparkmirror.kafka.records import read_topic
 from sparkmirror.offsets.connect_offsets import (
     SOURCE_CONNECTOR,
@@ -23,6 +24,7 @@ from sparkmirror.offsets.connect_offsets import (
     next_offsets,
 )
 from sparkmirror.takeover import TakeoverRefused, hand_back, take_over
+from sparkmirror.testing.connect_distributed import ConnectWorker, mirror_connector_configs, submit
 from sparkmirror.testing.mirror_maker import LocalMirrorMaker
 from sparkmirror.testing.records import produce
 
@@ -33,17 +35,39 @@ PARTITIONS = 3
 BACKLOG = 160_000
 WRITTEN_ON = 40_000  # by a producer running through MM2's copy, its stop and the take-over
 COPY_TIMEOUT_S = 180.0
+CONNECT_BACKLOG = 30_000
 WATCH_S = 2.0  # the remote ends must stand still this long: the test's writes move them many times a second
 
 
-def _config(tmp_path: Path, source: str, target: str, topic: str) -> Path:
+# MM2's exactly once (KIP-618) in dedicated mode: its internal REST server, transactions on B, read_committed on A;
+# sparkmirror's flow, from the same file, writes exactly once too.
+EXACTLY_ONCE = ("dedicated.mode.enable.internal.rest = true\nlisteners = http://127.0.0.1:0\n"
+                "B.exactly.once.source.support = enabled\nA.consumer.isolation.level = read_committed\n")
+
+
+def _config(tmp_path: Path, source: str, target: str, topic: str, extra: str = "") -> Path:
     """One file for both: MM2 with its default offset.lag.max (sparse syncs) and its worker's offset flush every
     2 s (a worker setting: `B.`), so a kill -9 leaves records on the target past MM2's last commit."""
     text = (mm2_properties(source, target, [topic]).replace("offset.lag.max = 0\n", "offset.lag.max = 100\n")
-            + "B.offset.flush.interval.ms = 2000\n")
+            + "B.offset.flush.interval.ms = 2000\n" + extra)
     path = tmp_path / "mm2.properties"
     path.write_text(text + trigger_settings("micro-batch"))
     return path
+
+
+def copied_once_in_order(clusters, topic: str, remote: str, duplicates_at_most: dict[int, int]) -> tuple[int, int]:
+    """Assert that each partition's source records are all on the target, in order, with no more copied twice
+    than `duplicates_at_most[partition]`; returns the source records and those copied twice."""
+    read = again = 0
+    for p, bound in sorted(duplicates_at_most.items()):
+        source = [v for _, v in partition_values(clusters.source, topic, p)]
+        copied = [v for _, v in partition_values(clusters.target, remote, p)]
+        first = list(dict.fromkeys(copied))  # each value once, where it first arrived
+        assert first == source, f"partition {p}: the copy lost or reordered records"
+        assert len(copied) - len(first) <= bound, (
+            f"partition {p}: {len(copied) - len(first)} copied twice, the plan said at most {bound}")
+        read, again = read + len(source), again + len(copied) - len(first)
+    return read, again
 
 
 def mm2_committed(bootstrap: str, topic: str) -> dict[int, int]:
@@ -59,20 +83,23 @@ def mm2_committed(bootstrap: str, topic: str) -> dict[int, int]:
     return {p: o for (t, p), o in next_offsets(entries, SOURCE_CONNECTOR, "A").items() if t == topic}
 
 
-@pytest.mark.parametrize("stop", ["sigterm", "kill"])
+@pytest.mark.parametrize("stop", ["sigterm-exactly-once", "kill"])
 def test_sparkmirror_continues_a_stopped_mm2s_copy(clusters, create_topic, run_caught_up, tmp_path, unique, stop):
+    """SIGTERM with exactly once on both sides (MM2 commits its positions in its transactions; a commit marker
+    follows each on B), kill -9 at least once (MM2 has copied past its last commit)."""
     topic = f"takeover-{stop}-{unique}"
     remote = f"A.{topic}"
     create_topic("A", topic, PARTITIONS)
     produce(clusters.source, topic, records("backlog", BACKLOG, PARTITIONS))
-    config = _config(tmp_path, clusters.source, clusters.target, topic)
+    config = _config(tmp_path, clusters.source, clusters.target, topic,
+                     EXACTLY_ONCE if stop == "sigterm-exactly-once" else "")
     mm = LocalMirrorMaker(config.read_text(), clusters=("B",), name=f"mm2-takeover-{stop}", heap=MM2_HEAP).start()
     writer = SteadyProducer(clusters.source, topic, PARTITIONS, per_round=2000)
     try:
         wait_until(lambda: count_records(clusters.target, remote) >= BACKLOG // 2, MM2_START_TIMEOUT_S,
                    f"MM2 to copy half of {topic}")
-        if stop == "sigterm":
-            with pytest.raises(TakeoverRefused, match="being written"):
+        if stop == "sigterm-exactly-once":
+            with pytest.raises(TakeoverRefused, match="MM2 runs A->B: its workers' group 'A-mm2' on 'B' has 1 member"):
                 take_over(config, "A", "B", watch_s=WATCH_S)  # MM2 still copies: refused, nothing committed
             assert mm.stop() is not None
         else:  # after MM2's first commit (every 2 s), so that it has copied past a commit when killed
@@ -81,6 +108,12 @@ def test_sparkmirror_continues_a_stopped_mm2s_copy(clusters, create_topic, run_c
             assert mm.process is not None and mm._watchdog is not None
             os.killpg(mm._watchdog.pgid, signal.SIGKILL)
             mm.process.wait(30)
+            # The killed worker stays in its group until its session times out (Connect's 10 s): refused till then
+            with pytest.raises(TakeoverRefused, match="its workers' group 'A-mm2' on 'B' has 1 member"):
+                take_over(config, "A", "B", watch_s=WATCH_S)
+            groups = ConsumerGroups("B", {"bootstrap.servers": clusters.target})
+            wait_until(lambda: groups.workers_state("A-mm2") == ("EMPTY", 0), COPY_TIMEOUT_S,
+                       "the killed MM2 worker to leave group A-mm2")
         wait_until(lambda: writer.written >= WRITTEN_ON, COPY_TIMEOUT_S, f"{WRITTEN_ON} more records on {topic}")
         plan = take_over(config, "A", "B", apply=True, watch_s=WATCH_S)
     finally:
@@ -93,20 +126,65 @@ def test_sparkmirror_continues_a_stopped_mm2s_copy(clusters, create_topic, run_c
 
     run_caught_up(config, tmp_path / "state")
 
-    again = read = 0
-    for p in plan.partitions:
-        source = [v for _, v in partition_values(clusters.source, topic, p.partition)]
-        read += len(source)
-        copied = [v for _, v in partition_values(clusters.target, remote, p.partition)]
-        first = list(dict.fromkeys(copied))  # each value once, where it first arrived
-        assert first == source, f"partition {p.partition}: the copy lost or reordered records"
-        again += len(copied) - len(first)
-        assert len(copied) - len(first) <= p.duplicates, (
-            f"partition {p.partition}: {len(copied) - len(first)} copied twice, the plan said at most "
-            f"{p.duplicates}")
+    read, again = copied_once_in_order(clusters, topic, remote, {p.partition: p.duplicates for p in plan.partitions})
     assert read == BACKLOG + writer.written
-    if stop == "sigterm":  # a clean stop commits and syncs its last record: nothing is copied twice
+    if stop == "sigterm-exactly-once":  # a clean stop commits its last record: nothing is copied twice
         assert again == 0 and plan.duplicates == 0
+
+
+def test_takeover_and_hand_back_with_mm2_on_a_connect_cluster(clusters, create_topic, run_caught_up, tmp_path,
+                                                              unique):
+    """MM2's three connectors posted to a distributed Connect worker on B, as a Connect cluster runs them; the
+    worker is stopped mid-copy with writes going on. sparkmirror takes over from the cluster's offsets topic
+    (`--offsets-topic`) and, once it has copied the rest, hands back: the restarted worker's MM2 copies only what
+    came after."""
+    topic, group = f"takeover-connect-{unique}", f"connect-{unique}"
+    remote, offsets_topic = f"A.{topic}", f"{group}-offsets"
+    create_topic("A", topic, PARTITIONS)
+    produce(clusters.source, topic, records("backlog", CONNECT_BACKLOG, PARTITIONS))
+    config = _config(tmp_path, clusters.source, clusters.target, topic)
+    connectors = mirror_connector_configs(
+        "A", "B", clusters.source, clusters.target, topic, 2,
+        {"emit.heartbeats.enabled": "false", "sync.topic.acls.enabled": "false", "sync.group.offsets.enabled": "false",
+         "refresh.topics.interval.seconds": "1", "offset.lag.max": "100"})
+    worker = ConnectWorker(clusters.target, group, name=f"connect-{unique}", heap=MM2_HEAP,
+                           settings={"offset.flush.interval.ms": "2000"})
+    try:
+        writer = SteadyProducer(clusters.source, topic, PARTITIONS, per_round=200)
+        try:
+            worker.start().wait_ready()
+            submit([worker.rest], connectors)
+            wait_until(lambda: count_records(clusters.target, remote) >= CONNECT_BACKLOG // 2, MM2_START_TIMEOUT_S,
+                       f"MM2 on Connect to copy half of {topic}")
+            with pytest.raises(TakeoverRefused, match=f"the remote topics of A->B on 'B' are being written: {remote}-"):
+                take_over(config, "A", "B", offsets_topic=offsets_topic, watch_s=WATCH_S)  # its group is not known
+            assert worker.stop() is not None  # SIGTERM: Connect stops its tasks, which commit their positions
+            at_stop = writer.written
+            wait_until(lambda: writer.written >= at_stop + 2000, COPY_TIMEOUT_S, f"more records on {topic}")
+            plan = take_over(config, "A", "B", apply=True, offsets_topic=offsets_topic, watch_s=WATCH_S)
+        finally:
+            writer.stop()
+        assert not writer.errors
+        assert plan.applied and plan.offsets_topic == offsets_topic
+        assert all(p.committed is not None for p in plan.partitions), f"no MM2 position read from {offsets_topic}"
+
+        run_caught_up(config, tmp_path / "state")
+        bounds = {p.partition: p.duplicates for p in plan.partitions}
+        assert copied_once_in_order(clusters, topic, remote, bounds) == (CONNECT_BACKLOG + writer.written, 0)
+        assert plan.duplicates == 0  # the stopped tasks committed their last positions
+
+        handed = hand_back(config, "A", "B", apply=True, offsets_topic=offsets_topic, watch_s=WATCH_S)
+        assert handed.applied and all(p.position is not None for p in handed.partitions)
+        copied = count_records(clusters.target, remote)
+        produce(clusters.source, topic, records("after", 300, PARTITIONS))
+        worker.start().wait_ready()  # its connectors' configs are in the cluster's config topic: they run again
+        wait_until(lambda: count_records(clusters.target, remote) >= copied + 300, MM2_START_TIMEOUT_S,
+                   f"MM2 on Connect to copy {topic} again")
+        time.sleep(2)  # anything more MM2 would copy again
+    finally:
+        worker.close()
+    assert count_records(clusters.target, remote) == copied + 300, "MM2 copied again what sparkmirror had copied"
+    copied_once_in_order(clusters, topic, remote, bounds)
 
 
 def _consume_and_commit(bootstrap: str, group: str, topic: str, per_partition: int) -> dict[int, int]:
@@ -126,7 +204,8 @@ def test_groups_fail_over_across_the_take_over_and_mm2_continues_after_a_hand_ba
     remote = f"A.{topic}"
     create_topic("A", topic, PARTITIONS)
     produce(clusters.source, topic, records("first", 3000, PARTITIONS))
-    text = mm2_properties(clusters.source, clusters.target, [topic], [before, after])
+    flush = "B.offset.flush.interval.ms = 1000\n"  # MM2 writes its newest sync when it commits (every 60 s by default)
+    text = mm2_properties(clusters.source, clusters.target, [topic], [before, after], flush)
     config = tmp_path / "mm2.properties"
     config.write_text(text + trigger_settings("micro-batch"))
 
@@ -137,7 +216,7 @@ def test_groups_fail_over_across_the_take_over_and_mm2_continues_after_a_hand_ba
         return {(c.topic, c.partition): (c.upstream_offset, c.downstream_offset) for c in found.values()} == {
             (remote, p): (o, o) for p, o in offsets.items()}
 
-    with running_mm2(clusters.source, clusters.target, [topic], [before, after]):
+    with running_mm2(clusters.source, clusters.target, [topic], [before, after], flush):
         wait_until(lambda: count_records(clusters.target, remote) == 3000, COPY_TIMEOUT_S, f"MM2 to copy {topic}")
         committed_before = _consume_and_commit(clusters.source, before, topic, 1000)
         wait_until(lambda: checkpointed(before, committed_before), COPY_TIMEOUT_S, f"MM2's checkpoints of {before}")
@@ -163,7 +242,7 @@ def test_groups_fail_over_across_the_take_over_and_mm2_continues_after_a_hand_ba
     handed = hand_back(config, "A", "B", apply=True, watch_s=WATCH_S)
     assert handed.applied and {p.position for p in handed.partitions} == {2000}
     produce(clusters.source, topic, records("third", 300, PARTITIONS))
-    with running_mm2(clusters.source, clusters.target, [topic], [before, after]) as mm:
+    with running_mm2(clusters.source, clusters.target, [topic], [before, after], flush) as mm:
         wait_until(lambda: count_records(clusters.target, remote) >= 6300, COPY_TIMEOUT_S,
                    f"MM2 to copy {topic} again")
         time.sleep(2)  # anything more MM2 would copy again

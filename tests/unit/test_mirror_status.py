@@ -4,7 +4,9 @@ mirror_status.py feeds."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
+from sparkmirror.offsets import syncs as sync_codec
 from sparkmirror.offsets.codec import Checkpoint
 from sparkmirror.offsets.flow_report import (
     CAUGHT_UP,
@@ -24,6 +26,7 @@ from sparkmirror.offsets.flow_report import (
     replicated_position,
     syncs_by_partition,
     throughput,
+    written_syncs,
 )
 from sparkmirror.offsets.syncs import SYNC_END, SYNC_GAP, SYNC_RUN, OffsetSync, SyncLink
 
@@ -199,3 +202,20 @@ def test_offset_syncs_unreadable_leave_positions_unknown():
     flow = assemble_flow("A->B", "A", "B", None, {("orders", 0): (0, 12)}, {}, [], NOW, down)
     [p] = flow.partitions
     assert (p.end_offset, p.position, p.lag_records, p.state, flow.state) == (12, None, None, UNKNOWN, UNREACHABLE)
+
+
+def test_offset_syncs_read_back_skip_what_is_not_one():
+    """MM2's syncs carry no link; a record that is not an offset sync is counted and skipped, as MM2 skips it."""
+    @dataclass
+    class Record:
+        offset: int
+        key: bytes | None
+        value: bytes | None
+        headers: tuple
+        timestamp_ms: int
+
+    mm2, ours = OffsetSync("t", 0, 5, 7), OffsetSync("t", 1, 9, 9)
+    link = ((sync_codec.SYNC_LINK_HEADER, sync_codec.encode_sync_link(SyncLink(SYNC_RUN))),)
+    records = [Record(0, *sync_codec.encode_offset_sync(mm2), (), 10), Record(1, b"junk", b"x", (), 11),
+               Record(2, *sync_codec.encode_offset_sync(ours), link, 12)]
+    assert written_syncs(records) == ([WrittenSync(mm2, None, 10), WrittenSync(ours, SyncLink(SYNC_RUN), 12)], 1)

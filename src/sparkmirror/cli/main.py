@@ -271,7 +271,8 @@ def _takeover_options(command: Callable) -> Callable:
         click.option("--apply", is_flag=True, help="Write the plan (default: only show it)."),
         click.option("--force", is_flag=True, help="Go on even while the remote topics are being written."),
         click.option("--offsets-topic", metavar="TOPIC", help="MM2's Connect offsets topic on --to (default: "
-                                                              "dedicated mode's mm2-offsets.<from>.internal)."),
+                                                              "dedicated mode's: the file's <to>.offset.storage.topic, "
+                                                              "else mm2-offsets.<from>.internal)."),
         click.option("--connector", default="MirrorSourceConnector", show_default=True,
                      help="The name of MM2's MirrorSourceConnector (on a Connect cluster, the name it was posted "
                           "as)."),

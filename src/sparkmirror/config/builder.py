@@ -72,9 +72,9 @@ def _is_flow_setting(rest: str) -> bool:
 
 def _is_cluster_setting(rest: str) -> bool:
     """What a cluster reads after `A.`: client settings for all its clients, or for one role, and, as a target,
-    Connect's exactly-once switch."""
+    Connect's exactly-once switch and the group and offsets topic of dedicated MM2's workers (the take-over)."""
     return keys.is_client_key(rest) or rest.startswith(tuple(f"{r}." for r in keys.CLIENT_ROLES)) \
-        or rest == keys.EXACTLY_ONCE_SOURCE_SUPPORT
+        or rest in (keys.EXACTLY_ONCE_SOURCE_SUPPORT, keys.WORKER_GROUP_ID, keys.WORKER_OFFSET_STORAGE_TOPIC)
 
 
 def _is_top_level_setting(key: str) -> bool:
@@ -285,7 +285,9 @@ class _Builder:
                           sql_rules=read_sql_rules(conn, self),
                           custom_classes=read_custom_classes(conn, source, target, self.plugin_roots, self,
                                                              self._has_class),
-                          _reset_policy=reset, exactly_once_source_support=self._exactly_once_source_support(target))
+                          _reset_policy=reset, exactly_once_source_support=self._exactly_once_source_support(target),
+                          mm2_workers_group=self._worker_setting(target, keys.WORKER_GROUP_ID),
+                          mm2_offsets_topic=self._worker_setting(target, keys.WORKER_OFFSET_STORAGE_TOPIC))
         r.offset_syncs_consistency(flow)
         return flow
 
@@ -316,6 +318,10 @@ class _Builder:
             self.problem(k, f"'{self.shown(k)}' would change the bytes written to the target; sparkmirror copies "
                             f"keys, values and headers as MM2 does by default, with {keys.BYTE_ARRAY_CONVERTER}. "
                             f"Remove the setting (to change records on the way use transforms)")
+
+    def _worker_setting(self, target: str, key: str) -> str:
+        """A setting of dedicated MM2's worker for `target`, written `<target>.<key>` as MM2 reads it ("": not set)."""
+        return self.v.get(f"{target}.{key}", "").strip()
 
     def _exactly_once_source_support(self, target: str) -> str:
         """`<target>.exactly.once.source.support`: where MM2 reads Connect's worker switch for a target cluster."""

@@ -40,6 +40,10 @@ HEARTBEATS_REPLICATION_ENABLED = "heartbeats.replication.enabled"
 EXACTLY_ONCE_SUPPORT = "exactly.once.support"
 # Connect's worker switch for exactly-once source tasks, MM2's per target cluster: `B.exactly.once.source.support`.
 EXACTLY_ONCE_SOURCE_SUPPORT = "exactly.once.source.support"
+# Dedicated MM2's worker for a target cluster, read by `sparkmirror takeover` and `handback`: `B.group.id`
+# (default `<source>-mm2`) and `B.offset.storage.topic` (default `mm2-offsets.<source>.internal`).
+WORKER_GROUP_ID = "group.id"
+WORKER_OFFSET_STORAGE_TOPIC = "offset.storage.topic"
 EXACTLY_ONCE_SOURCE_VALUES = ("disabled", "preparing", "enabled")
 TASKS_MAX = "tasks.max"
 CONSUMER_POLL_TIMEOUT_MS = "consumer.poll.timeout.ms"

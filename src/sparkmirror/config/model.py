@@ -115,6 +115,10 @@ class FlowConfig:
     _reset_policy: str | ConfigError = field(repr=False, compare=False)
     # The target cluster's `exactly.once.source.support` (Connect's worker switch, as MM2 reads it per target)
     exactly_once_source_support: str = field(default="disabled", compare=False)
+    # Dedicated MM2's worker for the target: its Connect group and offsets topic as the file sets them
+    # (`<target>.group.id`, `<target>.offset.storage.topic`; "": MM2's defaults), for `sparkmirror takeover`
+    mm2_workers_group: str = field(default="", compare=False)
+    mm2_offsets_topic: str = field(default="", compare=False)
 
     @property
     def name(self) -> str:

@@ -8,6 +8,7 @@ of each group, not by the admin client, which librdkafka crashes on (see Consume
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -88,6 +89,23 @@ class ConsumerGroups(AdminConnection):
         listed = {listing.group_id: _state_name(listing.state) for listing in self._listings(timeout_s)
                   if listing.group_id in wanted}
         return {group: listed.get(group, "DEAD") for group in groups}
+
+    def workers_state(self, group: str, timeout_s: float = CALL_TIMEOUT_S) -> tuple[str, int]:
+        """The state (EMPTY, STABLE, ...; DEAD: no such group) and member count of a Connect cluster's group, such
+        as dedicated MM2's workers. Both listings above leave out groups of the `connect` protocol, and describing
+        one as a consumer group is refused; librdkafka's older ListGroups and DescribeGroups call returns any."""
+        with warnings.catch_warnings():  # deprecated in favour of the consumer-group calls, which cannot do this
+            warnings.simplefilter("ignore", DeprecationWarning)
+            try:
+                found = self._admin.list_groups(group=group, timeout=timeout_s)
+            except KafkaException as exc:
+                raise self._failure(exc, f"describe group '{group}'", group) from None
+        for listed in found:
+            if listed.id == group and listed.error is None:
+                return str(listed.state or "DEAD").upper(), len(listed.members or ())
+            if listed.id == group and listed.error.code() != KafkaError.GROUP_ID_NOT_FOUND:
+                raise self._error(f"describe group '{group}'", listed.error, group)
+        return "DEAD", 0
 
     def _listings(self, timeout_s: float) -> list[Any]:
         """The listing of every consumer group (see list_groups), with its state."""

@@ -80,10 +80,10 @@ def oldest_records(settings: Mapping[str, str], ranges: Mapping[tuple[str, int],
 
 
 def read_range(settings: Mapping[str, str], topic: str, partition: int, start: int, end: int,
-               timeout_s: float = 30.0, max_records: int | None = None) -> list[KafkaRecord]:
+               timeout_s: float = 30.0, max_records: int | None = None, whole: bool = False) -> list[KafkaRecord]:
     """The records a consumer with these settings sees at offsets start..end-1 of one partition, in order (the
     failover drill's windows). Stops at `end`, at the partition's end, after `max_records`, or when `timeout_s`
-    runs out (then what was read so far: the caller compares only what it has)."""
+    runs out: then what was read so far (the caller compares only what it has), or, with `whole`, TimeoutError."""
     if start >= end or max_records == 0:
         return []
     consumer = Consumer({**settings, "group.id": f"sparkmirror-drill-{time.time_ns()}",
@@ -108,6 +108,10 @@ def read_range(settings: Mapping[str, str], topic: str, partition: int, start: i
                                    tuple((k, v) for k, v in (msg.headers() or ())), kind, timestamp))
             if msg.offset() + 1 >= end or (max_records is not None and len(out) >= max_records):
                 break
+        else:
+            if whole:
+                raise TimeoutError(f"{topic}-{partition}: {len(out)} record(s) of offsets {start}..{end - 1} read "
+                                   f"in {timeout_s:.0f} s, not all")
         return out
     finally:
         consumer.close()

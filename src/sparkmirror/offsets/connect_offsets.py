@@ -23,6 +23,12 @@ def dedicated_offsets_topic(source_alias: str) -> str:
     return f"mm2-offsets.{source_alias}.internal"
 
 
+def dedicated_workers_group(source_alias: str) -> str:
+    """The Connect group of dedicated MM2's workers for herder `source->target`, on the target (MirrorMakerConfig's
+    `group.id`): it has members while MM2 runs, copying or not."""
+    return f"{source_alias}-mm2"
+
+
 @dataclass(frozen=True)
 class SourceOffset:
     """One entry: `connector` copied `topic`-`partition` of cluster `cluster` up to `last_copied` (None: a

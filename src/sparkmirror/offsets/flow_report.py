@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
-from sparkmirror.offsets.codec import Checkpoint
+from sparkmirror.offsets.codec import Checkpoint, OffsetCodecError
 from sparkmirror.offsets.lag import PartitionLag, partition_lag, recovery_point
-from sparkmirror.offsets.syncs import SYNC_END, OffsetSync, SyncLink
+from sparkmirror.offsets.syncs import SYNC_END, OffsetSync, SyncLink, SyncRecordLike, decode_offset_sync, sync_link_of
 
 TopicPartition = tuple[str, int]
 ACTIVE_WINDOW_MS = 60_000  # a flow with a sync this recent is replicating; the window of the throughput too
@@ -31,6 +32,23 @@ class WrittenSync:
     sync: OffsetSync
     link: SyncLink | None
     timestamp_ms: int
+
+
+class WrittenRecordLike(SyncRecordLike, Protocol):
+    timestamp_ms: int
+
+
+def written_syncs(records: Iterable[WrittenRecordLike]) -> tuple[list[WrittenSync], int]:
+    """The offset syncs among offset-syncs records, in the order written, and how many records were not offset
+    syncs: skipped, as MM2's readers skip them."""
+    out, skipped = [], 0
+    for record in records:
+        try:
+            out.append(WrittenSync(decode_offset_sync(record.key, record.value), sync_link_of(record.headers),
+                                   record.timestamp_ms))
+        except OffsetCodecError:
+            skipped += 1
+    return out, skipped
 
 
 @dataclass(frozen=True, slots=True)

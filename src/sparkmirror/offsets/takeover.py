@@ -13,7 +13,7 @@ exactly where MM2 stopped when they are the same records.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sparkmirror.model import KafkaRecord
 from sparkmirror.offsets.syncs import OffsetSync
@@ -40,6 +40,7 @@ class PartitionTakeover:
     start: int
     duplicates: int
     basis: str
+    tail: int | None = None  # the remote offset just past the sync, when the remote partition holds it
 
     def to_json(self) -> dict:
         return {"topic": self.topic, "partition": self.partition, "remote_topic": self.remote_topic,
@@ -73,7 +74,7 @@ def plan_partition(topic: str, partition: int, remote_topic: str, committed: int
     on_target = remote_end - remote_low if usable is None else remote_end - usable.downstream_offset - 1
     duplicates = max(0, min(on_target, source_end - max(start, source_low)))
     return PartitionTakeover(topic, partition, remote_topic, committed, sync, remote_end, source_end, start,
-                             duplicates, basis)
+                             duplicates, basis, None if usable is None else usable.downstream_offset + 1)
 
 
 def same_record(source: KafkaRecord, remote: KafkaRecord) -> bool:
@@ -84,16 +85,17 @@ def same_record(source: KafkaRecord, remote: KafkaRecord) -> bool:
 
 def match_tail(plan: PartitionTakeover, source: Sequence[KafkaRecord],
                remote: Sequence[KafkaRecord]) -> PartitionTakeover:
-    """Narrow a plan that starts one past an offset sync: `remote` are the records after the sync's downstream
-    offset up to the remote end, `source` the source's records from `plan.start` on (as many or more). MM2
-    copies every record in order, so the i-th of each is the same record; when all of them match, the flow
-    starts after the last matched source record and copies none again. Any difference (a transform changed
-    records, a record is missing) leaves the plan as it was: the bound still holds."""
-    if (plan.basis != FROM_SYNC or plan.sync is None or not remote
-            or len(remote) != plan.remote_end - plan.sync.downstream_offset - 1 or len(source) < len(remote)):
+    """Narrow a plan by the remote tail: `remote` are all the records a consumer sees on the remote partition
+    from `plan.tail` to its end (transaction markers and aborted records take offsets but are not records),
+    `source` the source's records from one past the sync's upstream offset on (as many or more). MM2 copies
+    every record in order, so the i-th of each is the same record; when all of them match, the target holds the
+    source's records up to the last one matched, so the flow starts past it (or at MM2's commit, if later) and
+    copies none again. Any difference (a transform changed records, a filter dropped some) leaves the plan as
+    it was: its bound still holds."""
+    if plan.tail is None or plan.sync is None or plan.duplicates == 0 or len(source) < len(remote):
         return plan
     if not all(same_record(s, r) for s, r in zip(source[:len(remote)], remote, strict=True)):
         return plan
-    start = source[len(remote) - 1].offset + 1
-    return PartitionTakeover(plan.topic, plan.partition, plan.remote_topic, plan.committed, plan.sync,
-                             plan.remote_end, plan.source_end, start, 0, FROM_TAIL)
+    copied_to = source[len(remote) - 1].offset + 1 if remote else plan.sync.upstream_offset + 1
+    start = max(plan.start, copied_to)
+    return replace(plan, start=start, duplicates=0, basis=FROM_TAIL if start > plan.start else plan.basis)

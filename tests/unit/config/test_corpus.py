@@ -54,8 +54,10 @@ def test_per_flow_overrides_beat_top_level_defaults():
     assert west_east.emit_checkpoints.interval_s == 15 and east_west.emit_checkpoints.interval_s == 5  # our default
     assert east_west.sync_group_offsets.enabled and not west_east.sync_group_offsets.enabled
     assert not west_east.sync_topic_acls.enabled and not east_west.sync_topic_acls.enabled
-    # Connect worker keys are read and named in one warning list, never fatal
-    assert config.unused_keys == ("offset.flush.interval.ms", "us-west.offset.storage.topic")
+    # Connect worker keys are read and named in one warning list, never fatal; the offsets topic of a target's
+    # worker is where `sparkmirror takeover` reads MM2's positions
+    assert config.unused_keys == ("offset.flush.interval.ms",)
+    assert east_west.mm2_offsets_topic == "mm2-offsets-west" and west_east.mm2_offsets_topic == ""
 
 
 def test_per_flow_client_settings_follow_mm2_precedence():

@@ -32,7 +32,8 @@ def test_every_other_flowconfig_field_is_a_client_or_derived():
     clients = {f.name for f in dataclasses.fields(FlowConfig) if f.type in ("ClientSettings", ClientSettings)}
     derived = {f.name for f in dataclasses.fields(FlowConfig) if not f.compare}
     assert others == {"source", "target"} | clients | derived | _SHAPING_FIELDS
-    assert derived == {"_reset_policy", "exactly_once_source_support"}  # the latter: a cluster's, not a flow's
+    # the others: settings of the target cluster's dedicated MM2 worker, not a flow's
+    assert derived == {"_reset_policy", "exactly_once_source_support", "mm2_workers_group", "mm2_offsets_topic"}
 
 
 def test_a_file_without_flow_settings_gives_the_tables_defaults():

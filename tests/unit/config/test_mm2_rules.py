@@ -127,6 +127,14 @@ def test_an_unknown_exactly_once_source_support_is_a_problem():
         load(TWO + "b.exactly.once.source.support = on\n")
 
 
+def test_dedicated_mm2s_worker_group_and_offsets_topic_are_read_per_target_for_the_take_over():
+    config = load(TWO + "b.group.id = dr-workers\nb.offset.storage.topic = dr-offsets\ngroup.id = ignored\n")
+    ab, ba = config.flow("a", "b"), config.flow("b", "a")
+    assert (ab.mm2_workers_group, ab.mm2_offsets_topic) == ("dr-workers", "dr-offsets")
+    assert (ba.mm2_workers_group, ba.mm2_offsets_topic) == ("", "")  # MM2's defaults: a-mm2, mm2-offsets.a.internal
+    assert config.unused_keys == ("group.id",)  # a worker setting: MM2 ignores it at the top level
+
+
 # -- MM2's own timeouts --------------------------------------------------------------------------------------
 def test_mm2s_own_timeouts_reach_no_client():
     config = load(TWO + "admin.timeout.ms = 30000\nconsumer.poll.timeout.ms = 500\n"

@@ -60,7 +60,7 @@ final class TaskTransaction {
             return -1L;
         }
         String planned = spec.sourceTopicIds.get(topic);
-        String was = known.metadata();
+        String was = Transactions.topicIdOf(known);
         boolean sameTopic = planned == null || planned.isEmpty() || was == null || was.isEmpty() || was.equals(planned);
         return sameTopic ? known.offset() : -1L;
     }

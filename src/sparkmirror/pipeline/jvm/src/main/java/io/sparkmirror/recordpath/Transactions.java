@@ -126,10 +126,26 @@ public final class Transactions {
         List<Object> out = new ArrayList<>();
         committed(adminConfig, group, remaining(deadline)).forEach((tp, om) -> {
             if (om != null) {
-                out.add(List.of(tp.topic(), tp.partition(), om.offset(), om.metadata() == null ? "" : om.metadata()));
+                out.add(List.of(tp.topic(), tp.partition(), om.offset(), topicIdOf(om)));
             }
         });
         return JSON.writeValueAsString(out);
+    }
+
+    /** The source topic id a position was committed with ("" for none). A position committed from Python
+     * (librdkafka, through confluent-kafka: at least once, or `sparkmirror takeover`) carries a NUL after it in its
+     * metadata, which Java reads as part of the string: without this, exactly once would not know the position
+     * and would copy the partition again from its start. */
+    static String topicIdOf(OffsetAndMetadata committed) {
+        String metadata = committed.metadata();
+        if (metadata == null) {
+            return "";
+        }
+        int end = metadata.length();
+        while (end > 0 && metadata.charAt(end - 1) == '\0') {
+            end--;
+        }
+        return metadata.substring(0, end);
     }
 
     /** The committed positions of every remote partition whose offsets are stable (read after this task's id
