@@ -148,8 +148,10 @@ def mm2_properties(source: str, target: str, topics: Sequence[str], groups: Sequ
     """An MM2 properties text for clusters A (`source`) and B (`target`) replicating exactly `topics` A->B
     and checkpointing exactly `groups` (all groups when empty).
 
-    Checkpoints every second, offset syncs as often as MM2 allows (`offset.lag.max = 0`), no heartbeats (the
-    test clusters are shared) and no group offset sync; replication factors fit single-broker clusters.
+    Checkpoints every second, offset syncs as often as MM2 allows (`offset.lag.max = 0`), its worker's offset commit
+    every second (a worker setting, read per target cluster: MM2 writes its newest sync when it commits, every 60 s
+    by default), no heartbeats (the test clusters are shared) and no group offset sync; replication factors fit
+    single-broker clusters.
     """
     return (f"clusters = A, B\nA.bootstrap.servers = {source}\nB.bootstrap.servers = {target}\n"
             f"A->B.enabled = true\nB->A.enabled = false\nA->B.topics = {_exactly(topics)}\n"
@@ -157,7 +159,7 @@ def mm2_properties(source: str, target: str, topics: Sequence[str], groups: Sequ
             "emit.heartbeats.enabled = false\nheartbeats.replication.enabled = false\n"
             "sync.topic.acls.enabled = false\nsync.group.offsets.enabled = false\n"
             "emit.checkpoints.interval.seconds = 1\nrefresh.groups.interval.seconds = 1\n"
-            "refresh.topics.interval.seconds = 1\noffset.lag.max = 0\noffset.flush.interval.ms = 1000\n"
+            "refresh.topics.interval.seconds = 1\noffset.lag.max = 0\nB.offset.flush.interval.ms = 1000\n"
             f"tasks.max = 1\n{SINGLE_BROKER}{CONNECT_SINGLE_BROKER}{extra}")
 
 

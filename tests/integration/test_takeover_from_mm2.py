@@ -49,7 +49,7 @@ def _config(tmp_path: Path, source: str, target: str, topic: str, extra: str = "
     """One file for both: MM2 with its default offset.lag.max (sparse syncs) and its worker's offset flush every
     2 s (a worker setting: `B.`), so a kill -9 leaves records on the target past MM2's last commit."""
     text = (mm2_properties(source, target, [topic]).replace("offset.lag.max = 0\n", "offset.lag.max = 100\n")
-            + "B.offset.flush.interval.ms = 2000\n" + extra)
+            .replace("B.offset.flush.interval.ms = 1000\n", "B.offset.flush.interval.ms = 2000\n") + extra)
     path = tmp_path / "mm2.properties"
     path.write_text(text + trigger_settings("micro-batch"))
     return path
@@ -204,8 +204,7 @@ def test_groups_fail_over_across_the_take_over_and_mm2_continues_after_a_hand_ba
     remote = f"A.{topic}"
     create_topic("A", topic, PARTITIONS)
     produce(clusters.source, topic, records("first", 3000, PARTITIONS))
-    flush = "B.offset.flush.interval.ms = 1000\n"  # MM2 writes its newest sync when it commits (every 60 s by default)
-    text = mm2_properties(clusters.source, clusters.target, [topic], [before, after], flush)
+    text = mm2_properties(clusters.source, clusters.target, [topic], [before, after])
     config = tmp_path / "mm2.properties"
     config.write_text(text + trigger_settings("micro-batch"))
 
@@ -216,7 +215,7 @@ def test_groups_fail_over_across_the_take_over_and_mm2_continues_after_a_hand_ba
         return {(c.topic, c.partition): (c.upstream_offset, c.downstream_offset) for c in found.values()} == {
             (remote, p): (o, o) for p, o in offsets.items()}
 
-    with running_mm2(clusters.source, clusters.target, [topic], [before, after], flush):
+    with running_mm2(clusters.source, clusters.target, [topic], [before, after]):
         wait_until(lambda: count_records(clusters.target, remote) == 3000, COPY_TIMEOUT_S, f"MM2 to copy {topic}")
         committed_before = _consume_and_commit(clusters.source, before, topic, 1000)
         wait_until(lambda: checkpointed(before, committed_before), COPY_TIMEOUT_S, f"MM2's checkpoints of {before}")
@@ -242,7 +241,7 @@ def test_groups_fail_over_across_the_take_over_and_mm2_continues_after_a_hand_ba
     handed = hand_back(config, "A", "B", apply=True, watch_s=WATCH_S)
     assert handed.applied and {p.position for p in handed.partitions} == {2000}
     produce(clusters.source, topic, records("third", 300, PARTITIONS))
-    with running_mm2(clusters.source, clusters.target, [topic], [before, after], flush) as mm:
+    with running_mm2(clusters.source, clusters.target, [topic], [before, after]) as mm:
         wait_until(lambda: count_records(clusters.target, remote) >= 6300, COPY_TIMEOUT_S,
                    f"MM2 to copy {topic} again")
         time.sleep(2)  # anything more MM2 would copy again

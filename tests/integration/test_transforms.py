@@ -49,13 +49,12 @@ def sparkmirror_properties(source: str, target: str, topics: Sequence[str], extr
 def copy_with_mm2(clusters, topics: Sequence[str], last_offsets: dict[tuple[str, int], int], chain: str,
                   classpath: tuple[Path, ...] = ()) -> None:
     """Run real MM2 A->B with `chain` until it has committed the source positions `last_offsets` (the worker's
-    offsets are flushed every second here; MM2 commits none for a partition whose records were all dropped, so
-    only partitions with a copied last record can be waited for)."""
-    extra = f"{chain}B.offset.flush.interval.ms = 1000\n"  # a worker setting: MM2 reads it per target cluster
+    offsets are flushed every second, see mm2_properties; MM2 commits none for a partition whose records were all
+    dropped, so only partitions with a copied last record can be waited for)."""
     wanted = {(f"A.{t}", p): last + 1 for (t, p), last in last_offsets.items()}
     positions = CommittedSourceOffsets(clusters.target, "A", {f"A.{t}": 1 for t in topics})
     try:
-        with running_mm2(clusters.source, clusters.target, list(topics), extra=extra, classpath=classpath):
+        with running_mm2(clusters.source, clusters.target, list(topics), extra=chain, classpath=classpath):
             wait_until(lambda: positions() >= 0 and positions.positions() == wanted, COPY_TIMEOUT_S,
                        f"MM2 to process source records up to {last_offsets}")
     finally:
