@@ -143,6 +143,9 @@ def _still(cfg: MirrorMakerConfig, source: str, target: str, offsets_topic: str 
                               f"{', '.join(moving[:5])}{', ...' if len(moving) > 5 else ''} in {watch_s:.0f} s. "
                               f"Stop {writer} first; --force goes on anyway")
     notes = [f"remote topics written during the {watch_s:.0f} s watch: {', '.join(moving)}"] if moving else []
+    if state not in IDLE_GROUP_STATES:  # only reached with force
+        notes.insert(0, f"MM2's workers' group '{workers}' on '{target}' had {members} member(s), {state}: "
+                        f"taken over anyway (--force)")
     return _Still(flow, offsets_topic, on_target[offsets_topic], topics, remote_marks, source_admin, target_admin,
                   notes)
 

@@ -1,7 +1,7 @@
 """The benchmark harness runs end to end on tiny sizes and reports every field. No timing is asserted.
 
-Its default modes only (throughput, latency, scale): `metrics` and `transforms` add nine more replicator starts
-(about two and a half minutes of the suite's 45); the transforms mode's figures have unit tests
+Throughput and latency only: `scale` (the throughput mode's copy over more topics), `metrics` and `transforms` add
+twelve more replicator starts (about three minutes of the suite's 45); the transforms mode's figures have unit tests
 (tests/unit/benchmarks/test_transforms_mode.py)."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ LATENCY = ("p50_ms", "p99_ms", "max_ms")
 def test_quick_benchmark_reports_every_field(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--quick", "--records", "3000", "--partitions", "3",
-         "--latency-seconds", "2", "--latency-warmup-seconds", "1", "--latency-rate-mb", "1", "--scale-topics", "3",
-         "--scale-partitions", "2", "--modes", "throughput,latency,scale", "--out", str(tmp_path)],
+         "--latency-seconds", "2", "--latency-warmup-seconds", "1", "--latency-rate-mb", "1",
+         "--modes", "throughput,latency", "--out", str(tmp_path)],
         cwd=REPO, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     [path] = list(tmp_path.glob("bench-*-quick.json"))
@@ -36,12 +36,10 @@ def test_quick_benchmark_reports_every_field(tmp_path):
         assert report["replicators"]["direct"][field] >= 0, ("direct", field)
     for name in ("mm2", "sparkmirror", "sparkmirror-exactly-once"):
         assert report["replicators"][name]["cpu_s_per_million_records"] > 0, name
-        for field in PER_REPLICATOR:
-            assert report["scale"][name][field] > 0, (name, field)
     assert report["throughput_ratio_vs_mm2"] > 0
     assert report["throughput_ratio_vs_limit"] > 0
     assert report["exactly_once_throughput_ratio_vs_at_least_once"] > 0
-    assert report["scale_throughput_ratio_vs_mm2"] > 0 and report["latency_p99_ratio_vs_mm2"] > 0
+    assert report["latency_p99_ratio_vs_mm2"] > 0
     assert report["machine"]["cores"] >= 1 and report["machine"]["memory_gib"] > 0
     assert report["parameters"]["records"] == 3000
     assert "| sparkmirror |" in result.stdout

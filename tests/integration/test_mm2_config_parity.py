@@ -75,15 +75,16 @@ MM2_OWN_SETTINGS = {
 }
 # (file, item) as fnmatch patterns, then sparkmirror's and MM2's values ("*": any) -> why sparkmirror differs
 # from MM2 4.3 on purpose.
+DIFFERS_FROM_MM2 = "default 5 s (docs/reference.md: where sparkmirror differs from MM2)"
 DEVIATIONS: dict[tuple[str, str, Any, Any], str] = {
-    ("*", "refresh.topics (interval ms)", 5000, 600000): "default 5 s, new topics within seconds (README: Defaults "
-                                                         "that differ from MM2's)",
-    ("*", "emit.checkpoints (interval ms)", 5000, 60000): "default 5 s (README: Defaults that differ from MM2's)",
-    ("*", "sync.group.offsets (interval ms)", 5000, 60000): "default 5 s (README: Defaults that differ from MM2's)",
+    ("*", "refresh.topics (interval ms)", 5000, 600000): "default 5 s, new topics within seconds (docs/reference.md: "
+                                                         "where sparkmirror differs from MM2)",
+    ("*", "emit.checkpoints (interval ms)", 5000, 60000): DIFFERS_FROM_MM2,
+    ("*", "sync.group.offsets (interval ms)", 5000, 60000): DIFFERS_FROM_MM2,
     ("*", "config_properties_exclude", comma_list(keys.DEFAULT_CONFIG_PROPERTIES_EXCLUDE), "*"):
         "MM2's default lists the names unescaped, so its '.' matches any character; sparkmirror's are literal",
     ("deprecated_aliases.properties", "*_exclude", "*", "*"):
-        "the 3.x *.blacklist names MM2 4.0 removed still work, with a warning (README: Configuration)",
+        "the 3.x *.blacklist names MM2 4.0 removed still work, with a warning (docs/configuration.md)",
     ("*", "offset_syncs_producer.override.*", "(unset)", "*"):
         "MM2 hands Connect's `producer.override.*` to its own producers as unknown `override.*` keys; dropped",
 }

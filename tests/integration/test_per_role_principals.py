@@ -23,6 +23,7 @@ from confluent_kafka.admin import (
     ResourcePatternType,
     ResourceType,
 )
+from tests.role_acls import GRANTS as ROLE_GRANTS
 
 from sparkmirror import client, mirror_status
 from sparkmirror.errors import AdminOperationError
@@ -49,47 +50,9 @@ JOBS = {"sync topic configs", "emit heartbeats", "emit checkpoints", "sync group
 ROLES = {"A.consumer": "src-consumer", "A.admin": "src-admin", "A.producer": "src-producer",
          "B.consumer": "tgt-consumer", "B.admin": "tgt-admin", "B.producer": "tgt-producer"}
 
-R, W, C, D = AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE
-DC, AC, AL = AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS, AclOperation.ALTER
-TOPIC, GROUP = ResourceType.TOPIC, ResourceType.GROUP
-# (cluster, principal, resource type, name, operations): what each role of A->B needs, and no more. `{topic}`,
-# `{remote}` and `{group}` are the test's; the internal topics are MM2's names; a name ending in `*` is a prefix.
-# Heartbeats: B->A beats into A (A's producer and admin), and A->B replicates them to B as `A.heartbeats`.
-GRANTS = [
-    # Spark's Kafka source and the control plane's reads of A: the records, the offset syncs read back
-    # (MM2's offsetSyncsTopicConsumerConfig) and the replicated heartbeats
-    ("A", "src-consumer", TOPIC, "{topic}", (R,)),
-    ("A", "src-consumer", TOPIC, "mm2-offset-syncs.B.internal", (R,)),
-    ("A", "src-consumer", TOPIC, "heartbeats", (R,)),
-    # topics, their configs and ids, the group's committed offsets, creating the offset-syncs topic and (as
-    # B->A's target admin) the heartbeats topic
-    ("A", "src-admin", TOPIC, "{topic}", (D, DC)),
-    ("A", "src-admin", TOPIC, "heartbeats", (C, D, DC)),
-    ("A", "src-admin", TOPIC, "mm2-offset-syncs.B.internal", (C,)),
-    ("A", "src-admin", GROUP, "{group}", (D,)),
-    # the offset syncs (MM2's offsetSyncsTopicProducerConfig) and B->A's heartbeats (A's worker producer)
-    ("A", "src-producer", TOPIC, "mm2-offset-syncs.B.internal", (W,)),
-    ("A", "src-producer", TOPIC, "heartbeats", (W,)),
-    # the checkpoints read back at start (CheckpointStore: targetConsumerConfig)
-    ("B", "tgt-consumer", TOPIC, "A.checkpoints.internal", (R,)),
-    # remote and internal topics created, their configs kept in step, partitions added as the source's grow
-    # (ALTER); the group's offsets committed (READ on the group and on the topic)
-    ("B", "tgt-admin", TOPIC, "{remote}", (C, D, DC, AC, AL, R)),
-    ("B", "tgt-admin", TOPIC, "A.heartbeats", (C, D, DC, AC, AL, R)),
-    ("B", "tgt-admin", TOPIC, "A.checkpoints.internal", (C,)),
-    ("B", "tgt-admin", TOPIC, "heartbeats", (C,)),
-    ("B", "tgt-admin", GROUP, "{group}", (R,)),
-    # sparkmirror's own: the file's coordination group on B (the first flow's target) and its topic, and the
-    # flow's positions committed in its positions group (README, "Standbys and several processes")
-    ("B", "tgt-admin", GROUP, "__sparkmirror-coordination-*", (R, D)),
-    ("B", "tgt-admin", TOPIC, "__sparkmirror-coordination-*", (C, D)),
-    ("B", "tgt-admin", GROUP, "__sparkmirror-positions-*", (R,)),
-    # Connect's worker producer for B: the records, the checkpoints and A->B's heartbeats
-    ("B", "tgt-producer", TOPIC, "{remote}", (W,)),
-    ("B", "tgt-producer", TOPIC, "A.heartbeats", (W,)),
-    ("B", "tgt-producer", TOPIC, "A.checkpoints.internal", (W,)),
-    ("B", "tgt-producer", TOPIC, "heartbeats", (W,)),
-]
+# The ACLs each role needs (tests/role_acls.GRANTS, also docs/reference.md's table): granted to each role's principal.
+GRANTS = [(role.split(".")[0], ROLES[role], ResourceType[kind], name, tuple(AclOperation[op] for op in operations))
+          for role, kind, name, operations, _ in ROLE_GRANTS]
 
 
 def grant(secured, names: dict[str, str]) -> None:

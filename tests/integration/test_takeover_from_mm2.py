@@ -101,6 +101,9 @@ def test_sparkmirror_continues_a_stopped_mm2s_copy(clusters, create_topic, run_c
         if stop == "sigterm-exactly-once":
             with pytest.raises(TakeoverRefused, match="MM2 runs A->B: its workers' group 'A-mm2' on 'B' has 1 member"):
                 take_over(config, "A", "B", watch_s=WATCH_S)  # MM2 still copies: refused, nothing committed
+            forced = take_over(config, "A", "B", force=True, watch_s=0)  # the plan only: says it went past MM2
+            assert not forced.applied and any("group 'A-mm2' on 'B' had 1 member(s)" in n and "(--force)" in n
+                                              for n in forced.notes), forced.notes
             assert mm.stop() is not None
         else:  # after MM2's first commit (every 2 s), so that it has copied past a commit when killed
             wait_until(lambda: len(mm2_committed(clusters.target, topic)) == PARTITIONS, MM2_START_TIMEOUT_S,

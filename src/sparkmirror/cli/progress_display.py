@@ -3,12 +3,12 @@
 While the block is shown, INFO records would scroll it away line by line, so the console gets only
 WARNING and above (each printed above the block) and the rest goes to an optional log file. Off a
 terminal (CI, systemd, a pipe) or with JSON logs the display does nothing: logs stay plain lines there.
+The drawing (cursor moves, erasing, printing above the block, terminal width) is rich's `Live`.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 import time
@@ -17,84 +17,108 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
 from sparkmirror.cli.logs import TEXT_FORMAT, JsonLinesFormatter
 
 if TYPE_CHECKING:
     from sparkmirror.runtime.status import FlowStatus, Status
 
 FAILURE_CHARS = 80
-DEFAULT_COLUMNS = 120
-
-# ANSI: cursor up n lines, carriage return, erase from the cursor to the end of the screen.
-_UP = "\x1b[{}A"
-_ERASE_DOWN = "\r\x1b[J"
 
 
-def is_terminal(stream: TextIO) -> bool:
-    """A TTY that understands ANSI (TERM=dumb does not, e.g. Emacs shells)."""
+def plain_console(stream: TextIO) -> Console:
+    """A rich Console on `stream` that prints text as given: no markup, colour, highlighting or emoji codes.
+
+    It is a terminal only when `stream` is a TTY: rich would also believe FORCE_COLOR or TTY_COMPATIBLE, which
+    CI runners set, and put cursor moves into a log. A TTY with TERM=dumb (Emacs shells) is rich's dumb terminal.
+    """
     isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+    return Console(file=stream, force_terminal=bool(isatty and isatty()), color_system=None, markup=False,
+                   highlight=False, emoji=False)
 
 
 class ProgressDisplay:
     """Redraws `render()`'s lines in place every `interval_s` on a terminal, until the block ends.
 
     Usage: `with ProgressDisplay(lambda: flow_lines(supervisor.status()), log_file=path): ...`.
-    `render` runs on the display's thread; if it raises, the block shows the error and keeps going.
-    On exit the final state is drawn once and left on screen. `active` says whether anything is shown.
+    `render` runs on the display's own thread, not rich's: a render stuck in a call (a Spark status over
+    Py4J) then neither freezes the warnings printed above nor holds up the end of the block. If it raises,
+    the block shows the error and keeps going. On exit the final state is drawn once and left on screen.
+    `active` says whether anything is shown.
     """
 
     def __init__(self, render: Callable[[], list[str]], stream: TextIO | None = None, interval_s: float = 1.0,
                  log_file: Path | None = None) -> None:
         self._render = render
         self._stream = sys.stderr if stream is None else stream
+        self._console = plain_console(self._stream)
         self._interval_s = interval_s
         self._log_file = log_file
-        self._lock = threading.Lock()  # around every write to the stream while active
+        self._lock = threading.Lock()  # one writer at a time: the block's updates and the lines printed above
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._live: Live | None = None
         self._lines: list[str] = []  # last lines rendered without error
-        self._shown: list[str] = []  # the block now on screen, redrawn under each record printed above it
-        self._drawn = 0  # lines to erase before the next draw (0 once the final block is left on screen)
         self._taken: list[logging.Handler] = []  # console handlers set aside while active
         self._installed: list[logging.Handler] = []
-        self.active = False
+
+    @property
+    def active(self) -> bool:
+        return self._live is not None
 
     # -- life --------------------------------------------------------------------------------------------
     def __enter__(self) -> ProgressDisplay:
         console = self._console_handlers()
-        if not is_terminal(self._stream) or any(isinstance(h.formatter, JsonLinesFormatter) for h in console):
+        if (not self._console.is_terminal or self._console.is_dumb_terminal
+                or any(isinstance(h.formatter, JsonLinesFormatter) for h in console)):
             return self
         self._take_over_logging(console)
-        self.active = True
-        if self._log_file is not None:
-            self.print_above(f"log: {self._log_file} (warnings and errors show here too)")
-        self._draw(self._safe_render())
+        try:
+            if self._log_file is not None:
+                self.print_above(f"log: {self._log_file} (warnings and errors show here too)")
+            live = Live(_block(self._safe_render()), console=self._console, auto_refresh=False,
+                        redirect_stdout=False, redirect_stderr=False)
+            live.start(refresh=True)
+            # Left visible: a second Ctrl-C ends `run` with os._exit, which would leave the shell without one.
+            self._console.show_cursor(True)
+        except BaseException:
+            self._give_back_logging()
+            raise
+        self._live = live
         self._thread = threading.Thread(target=self._loop, name="progress-display", daemon=True)
         self._thread.start()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if not self.active:
+        if self._live is None:
             return
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self._interval_s + 5)  # a render stuck past this is left behind
-        self._draw(self._safe_render())
-        with self._lock:
-            self.active = False
-            self._drawn = 0  # the final block stays on screen
-        self._give_back_logging()
+        block = _block(self._safe_render())
+        try:
+            with self._lock:
+                live, self._live = self._live, None
+                live.update(block)
+                live.stop()  # draws the final state, ends its line and leaves it on screen
+        finally:
+            self._give_back_logging()
 
     def _loop(self) -> None:
         while not self._stop.wait(self._interval_s):
-            try:
-                self._draw(self._safe_render())
-            except (OSError, ValueError):  # the terminal went away (closed, hung up): nothing left to draw on
-                return
+            block = _block(self._safe_render())
+            with self._lock:
+                if self._live is None:  # ended while this render ran
+                    return
+                try:
+                    self._live.update(block, refresh=True)
+                except (OSError, ValueError):  # the terminal went away (closed, hung up): nothing left to draw on
+                    return
 
-    # -- drawing -----------------------------------------------------------------------------------------
     def _safe_render(self) -> list[str]:
         try:
             lines = [str(line) for line in self._render()]
@@ -103,44 +127,10 @@ class ProgressDisplay:
         self._lines = lines
         return lines
 
-    def _draw(self, lines: list[str]) -> None:
-        with self._lock:
-            if not self.active:
-                return
-            self._write(self._erase() + self._block(lines))
-            self._shown = lines
-            self._drawn = len(lines)
-
     def print_above(self, text: str) -> None:
         """Print `text` above the block (or plainly on the stream when the display is not active)."""
         with self._lock:
-            if not self.active:
-                self._write(text + "\n")
-                return
-            self._write(self._erase() + text + "\n" + self._block(self._shown))
-
-    def _erase(self) -> str:
-        return _UP.format(self._drawn) + _ERASE_DOWN if self._drawn else ""
-
-    def _block(self, lines: list[str]) -> str:
-        width = self._columns() - 1  # never the last column: some terminals wrap there
-        return "".join(" ".join(line.splitlines())[:width] + "\n" for line in lines)
-
-    def _columns(self) -> int:
-        try:
-            columns = os.get_terminal_size(self._stream.fileno()).columns
-        except (AttributeError, OSError, ValueError):
-            columns = 0
-        if columns > 0:  # a pseudo-terminal nobody sized (`script`, some CI runners) says 0
-            return columns
-        try:
-            return max(int(os.environ.get("COLUMNS", "")), 2)
-        except ValueError:
-            return DEFAULT_COLUMNS
-
-    def _write(self, text: str) -> None:
-        self._stream.write(text)
-        self._stream.flush()
+            self._console.print(text, soft_wrap=True)  # soft: a long record is wrapped by the terminal, not cut
 
     # -- logging -----------------------------------------------------------------------------------------
     def _console_handlers(self) -> list[logging.Handler]:
@@ -189,6 +179,11 @@ class _AboveBlockHandler(logging.Handler):
             self.handleError(record)
             return
         self._display.print_above(text)
+
+
+def _block(lines: list[str]) -> Text:
+    """One screen line per entry: embedded newlines joined, cut (not wrapped) at the terminal's width."""
+    return Text("\n".join(" ".join(line.splitlines()) for line in lines), no_wrap=True, overflow="crop")
 
 
 # -- what the two users show ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 import io
 import logging
+import re
 import threading
 from types import SimpleNamespace
 
@@ -12,7 +13,6 @@ from sparkmirror.cli.progress_display import ProgressDisplay, bar_line, duration
 from sparkmirror.runtime.progress import ProgressSnapshot
 from sparkmirror.runtime.status import FlowStatus, Status
 
-ERASE_TWO = "\x1b[2A\r\x1b[J"
 NEVER = 3600.0  # an interval the test never reaches: only the first and the final draw happen
 log = logging.getLogger("sparkmirror.test.display")
 
@@ -22,10 +22,36 @@ class FakeTty(io.StringIO):
         return True
 
 
+def screen(out: str) -> tuple[list[str], bool]:
+    """What a terminal shows after `out` (its rows, the last one where the cursor is) and whether the cursor is
+    visible: enough of a terminal to follow rich's Live. Any other escape code fails the test."""
+    rows, row, col, visible = [""], 0, 0, True
+    for piece in re.findall(r"\x1b\[[0-9;?]*[A-Za-z]|\r|\n|[^\x1b\r\n]+", out):
+        if piece == "\n":
+            row, col = row + 1, 0
+            rows += [""] * (row + 1 - len(rows))
+        elif piece == "\r":
+            col = 0
+        elif piece == "\x1b[2K":
+            rows[row] = ""
+        elif up := re.fullmatch(r"\x1b\[(\d+)A", piece):
+            row -= int(up[1])
+            assert row >= 0, "the cursor went above the output"
+        elif piece in ("\x1b[?25l", "\x1b[?25h"):
+            visible = piece.endswith("h")
+        else:
+            assert not piece.startswith("\x1b"), f"an escape code this test does not know: {piece!r}"
+            rows[row] = rows[row][:col].ljust(col) + piece + rows[row][col + len(piece):]
+            col += len(piece)
+    return rows, visible
+
+
 @pytest.fixture(autouse=True)
 def _terminal_and_root_logger(monkeypatch):
     monkeypatch.setenv("TERM", "xterm-256color")
     monkeypatch.setenv("COLUMNS", "60")
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     yield
@@ -113,21 +139,38 @@ def test_on_a_terminal_warnings_print_above_the_block_and_info_goes_only_to_the_
     with ProgressDisplay(lambda: ["flow A->B running", "flow B->A idle"], stream=tty, interval_s=NEVER,
                          log_file=log_file) as display:
         assert display.active
+        assert screen(tty.getvalue())[0] == [f"log: {log_file} (warnings and errors show here too)",
+                                              "flow A->B running", "flow B->A idle"]
         log.info("batch 7 written")
-        log.warning("target refused a batch")
-    out = tty.getvalue()
+        log.warning("target refused a [batch]")
+    rows, cursor_visible = screen(tty.getvalue())
 
-    assert out.startswith(f"log: {log_file} (warnings and errors show here too)\n")
-    assert "batch 7 written" not in out
-    block = "flow A->B running\nflow B->A idle\n"
-    warning = out.rindex("\n", 0, out.index(" WARNING sparkmirror.test.display: target refused a batch\n")) + 1
-    assert out[:warning].endswith(block)
-    assert out[warning:].startswith(ERASE_TWO)  # the block is cleared, the record printed, the block redrawn
-    assert out[warning:].split("\n", 1)[1].startswith(block)
-    assert out.endswith(block + ERASE_TWO + block)  # the final state drawn once and left on screen
+    assert rows[0] == f"log: {log_file} (warnings and errors show here too)"
+    assert rows[1].endswith(" WARNING sparkmirror.test.display: target refused a [batch]")  # no markup
+    assert rows[2:] == ["flow A->B running", "flow B->A idle", ""]  # the final state left, the cursor below it
+    assert cursor_visible
+    assert "batch 7 written" not in tty.getvalue()
     written = log_file.read_text()
     assert "INFO sparkmirror.test.display: batch 7 written" in written
-    assert "WARNING sparkmirror.test.display: target refused a batch" in written
+    assert "WARNING sparkmirror.test.display: target refused a [batch]" in written
+
+
+def test_the_run_and_demo_lines_show_their_figures_on_a_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
+    tty = FakeTty()
+    with ProgressDisplay(lambda: [*flow_lines(Status((flow(),))), bar_line(90_000, 200_000, 12_345.0, width=10)],
+                         stream=tty, interval_s=NEVER):
+        pass
+    rows, _ = screen(tty.getvalue())
+    assert rows == ["A->B  running     1,234,567 records    123,457 records/s    98.8 MB  3 start(s), 2 retries",
+                    "[====>     ]  45%  90,000 / 200,000 records  12,345 records/s  ETA 9 s", ""]
+
+
+def test_the_cursor_stays_visible_while_the_block_is_shown():
+    """A second Ctrl-C ends `run` with os._exit, past any cleanup: a hidden cursor would stay hidden."""
+    tty = FakeTty()
+    with ProgressDisplay(lambda: ["x"], stream=tty, interval_s=NEVER):
+        assert screen(tty.getvalue()) == (["x"], True)
 
 
 def test_after_the_display_logging_is_as_before(tmp_path):
@@ -139,6 +182,18 @@ def test_after_the_display_logging_is_as_before(tmp_path):
     assert logging.getLogger().handlers == before
     log.info("plain again")
     assert tty.getvalue().endswith("INFO sparkmirror.test.display: plain again\n")
+
+
+def test_an_exception_in_the_block_ends_the_display_cleanly_and_passes_through(tmp_path):
+    tty = FakeTty()
+    logs.setup_logging(verbose=False, stream=tty)
+    before = list(logging.getLogger().handlers)
+    with pytest.raises(RuntimeError, match="boom"), ProgressDisplay(lambda: ["records 5"], stream=tty,
+                                                                     interval_s=NEVER) as display:
+        raise RuntimeError("boom")
+    assert not display.active
+    assert screen(tty.getvalue()) == (["records 5", ""], True)
+    assert logging.getLogger().handlers == before
 
 
 def test_the_block_is_redrawn_in_place_by_its_thread():
@@ -156,7 +211,33 @@ def test_the_block_is_redrawn_in_place_by_its_thread():
     with ProgressDisplay(render, stream=tty, interval_s=0.01):
         assert redrawn.wait(30), "the display's thread never redrew the block"
     out = tty.getvalue()
-    assert out.startswith("draw 1\nsecond line\n" + ERASE_TWO + "draw 2\nsecond line\n" + ERASE_TWO + "draw 3\n")
+    assert out.index("draw 1") < out.index("draw 2") < out.index("draw 3")
+    rows, _ = screen(out)
+    assert rows == [f"draw {calls}", "second line", ""]  # each draw over the last: no block left above
+
+
+def test_a_render_stuck_on_the_thread_does_not_hold_up_warnings():
+    tty = FakeTty()
+    logs.setup_logging(verbose=False, stream=tty)
+    stuck, release = threading.Event(), threading.Event()
+    calls = 0
+
+    def render() -> list[str]:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # the thread's first redraw
+            stuck.set()
+            release.wait(30)
+        return ["records 1"]
+
+    with ProgressDisplay(render, stream=tty, interval_s=0.01):
+        assert stuck.wait(30)
+        warn = threading.Thread(target=log.warning, args=("printed while the render hangs",))
+        warn.start()
+        warn.join(10)
+        printed = not warn.is_alive() and "printed while the render hangs" in tty.getvalue()
+        release.set()
+    assert printed, "a warning waited for the stuck render"
 
 
 def test_a_failing_render_shows_its_error_in_the_block_and_the_display_goes_on():
@@ -168,23 +249,25 @@ def test_a_failing_render_shows_its_error_in_the_block_and_the_display_goes_on()
 
     with ProgressDisplay(render, stream=tty, interval_s=NEVER):
         pass
-    assert tty.getvalue().endswith("\x1b[1A\r\x1b[J" + "records 10\n(progress unavailable: StopIteration: )\n")
+    assert screen(tty.getvalue())[0] == ["records 10", "(progress unavailable: StopIteration: )", ""]
 
 
 def test_lines_are_cut_to_the_terminal_width_and_never_span_lines():
     tty = FakeTty()
     with ProgressDisplay(lambda: ["z" * 100, "one\ntwo"], stream=tty, interval_s=NEVER):
         pass
-    first, second = tty.getvalue().splitlines()[:2]
-    assert first == "z" * 59 and second == "one two"
+    assert screen(tty.getvalue())[0] == ["z" * 60, "one two", ""]
 
 
 # -- off a terminal -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("case", ["pipe", "dumb terminal", "json logs"])
+@pytest.mark.parametrize("case", ["pipe", "pipe with FORCE_COLOR", "dumb terminal", "json logs"])
 def test_off_a_terminal_or_with_json_logs_the_display_writes_nothing_and_logging_stays(case, monkeypatch, tmp_path):
-    stream = io.StringIO() if case == "pipe" else FakeTty()
+    stream = io.StringIO() if case.startswith("pipe") else FakeTty()
     if case == "dumb terminal":
         monkeypatch.setenv("TERM", "dumb")
+    if case == "pipe with FORCE_COLOR":  # CI runners set these; rich alone would then call the pipe a terminal
+        monkeypatch.setenv("FORCE_COLOR", "1")
+        monkeypatch.setenv("TTY_COMPATIBLE", "1")
     logs.setup_logging(verbose=False, log_format="json" if case == "json logs" else "text", stream=stream)
     with ProgressDisplay(lambda: ["never shown"], stream=stream, interval_s=0.01,
                          log_file=tmp_path / "unused.log") as display:
@@ -194,3 +277,13 @@ def test_off_a_terminal_or_with_json_logs_the_display_writes_nothing_and_logging
     assert "never shown" not in out and "\x1b" not in out
     assert out.count("\n") == 1 and "still on the console" in out
     assert not (tmp_path / "unused.log").exists()
+
+
+def test_off_a_terminal_print_above_writes_plain_whole_lines(monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    pipe = io.StringIO()
+    line = bar_line(90_000, 200_000, 12_345.0) + "  " + "w" * 100  # past the 60 columns: not wrapped, not cut
+    with ProgressDisplay(lambda: ["never shown"], stream=pipe, interval_s=NEVER) as display:
+        display.print_above(line)
+        display.print_above("A at localhost:9092, B at localhost:9093 (3.1 s)")
+    assert pipe.getvalue() == line + "\nA at localhost:9092, B at localhost:9093 (3.1 s)\n"
