@@ -110,6 +110,17 @@ def more_clusters() -> Iterator[list[str]]:
 
 
 @pytest.fixture(scope="session")
+def schema_registries() -> Iterator[tuple[str, str]]:
+    """Two Confluent-compatible schema registries (Apicurio Registry, schemas in memory), one for the source and one
+    for the target: their Confluent API URLs. Started on first use; stopped, or ended with the session however it
+    ends (their JVMs are watched)."""
+    from sparkmirror.testing.schema_registry import LocalSchemaRegistry
+
+    with LocalSchemaRegistry("test-A") as a, LocalSchemaRegistry("test-B") as b:
+        yield a.url, b.url
+
+
+@pytest.fixture(scope="session")
 def spark_cluster(request) -> Iterator[LocalSparkCluster]:
     """A Spark standalone cluster: a master and two workers (1 core, 1 GiB each) on loopback, started on first use.
     Tests may run drivers on it (client mode), never kill its workers: those that do start their own. Its folder

@@ -1,0 +1,75 @@
+package io.sparkmirror.recordpath;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class SchemaIdsTest {
+    private final List<String> asked = new ArrayList<>();
+    private final SchemaIds ids = new SchemaIds((topic, isKey, id) -> {
+        asked.add(topic + (isKey ? "-key:" : "-value:") + id);
+        if (id == 404) {
+            throw new RecordPathException("schema id 404 is not in the source registry");
+        }
+        return isKey ? id + 1000 : id + 100;
+    });
+
+    private static byte[] wire(int id, int... payload) {
+        byte[] out = new byte[SchemaIds.HEADER_BYTES + payload.length];
+        out[1] = (byte) (id >>> 24);
+        out[2] = (byte) (id >>> 16);
+        out[3] = (byte) (id >>> 8);
+        out[4] = (byte) id;
+        for (int i = 0; i < payload.length; i++) {
+            out[SchemaIds.HEADER_BYTES + i] = (byte) payload[i];
+        }
+        return out;
+    }
+
+    @Test
+    void theIdIsReadBigEndianAfterTheMagicByte() {
+        assertEquals(7, SchemaIds.schemaId(wire(7)));
+        assertEquals(0x01020304, SchemaIds.schemaId(wire(0x01020304, 9)));
+        assertEquals(Integer.MAX_VALUE, SchemaIds.schemaId(wire(Integer.MAX_VALUE)));
+    }
+
+    @Test
+    void bytesNotInTheWireFormatPassUntouchedAndNothingIsAsked() {
+        byte[] json = "{\"a\":1}".getBytes();
+        byte[] shortOne = {0, 0, 1};
+        assertSame(json, ids.rewrite("A.t", false, json));
+        assertSame(shortOne, ids.rewrite("A.t", false, shortOne));
+        assertEquals(null, ids.rewrite("A.t", true, null));
+        assertEquals(List.of(), asked);
+    }
+
+    @Test
+    void onlyTheIdChangesTheProtobufMessageIndexesAndPayloadStay() {
+        byte[] protobuf = wire(5, 2, 0, 2, 0x0a, 0x03, 'a', 'b', 'c');  // indexes [1, 1] zig-zag coded, then the message
+        assertArrayEquals(wire(105, 2, 0, 2, 0x0a, 0x03, 'a', 'b', 'c'), ids.rewrite("A.t", false, protobuf));
+        assertEquals(5, SchemaIds.schemaId(protobuf), "the record's own bytes are not changed");
+    }
+
+    @Test
+    void eachIdIsResolvedOncePerTopicAndKindThenCached() {
+        ids.rewrite("A.t", false, wire(5, 1));
+        ids.rewrite("A.t", false, wire(5, 2));
+        ids.rewrite("A.t", true, wire(5, 3));
+        ids.rewrite("A.u", false, wire(5, 4));
+        assertEquals(List.of("A.t-value:5", "A.t-key:5", "A.u-value:5"), asked);
+        assertArrayEquals(wire(1005, 3), ids.rewrite("A.t", true, wire(5, 3)));
+    }
+
+    @Test
+    void anUnknownIdFailsWithTheResolversMessageAndIsNotCached() {
+        RecordPathException e = assertThrows(RecordPathException.class, () -> ids.rewrite("A.t", false, wire(404)));
+        assertEquals("schema id 404 is not in the source registry", e.getMessage());
+        assertThrows(RecordPathException.class, () -> ids.rewrite("A.t", false, wire(404)));
+        assertEquals(2, asked.size());
+    }
+}
