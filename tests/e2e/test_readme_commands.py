@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
+from tests.readme_blocks import marked_blocks
 
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.kafka.groups import ConsumerGroups
@@ -32,17 +33,6 @@ MARKER = "<!-- commands: run by tests/e2e/test_readme_commands.py -->"
 RECORDS, PARTITIONS = 600, 3
 GROUP_AT = {0: 50, 1: 120, 2: 7}  # the group's committed offsets on the source, per partition
 COMMAND_S = 180
-
-
-def marked_blocks(text: str, marker: str) -> list[list[str]]:
-    """The lines of each fenced block right after `marker`, comments and blank lines left out."""
-    blocks = []
-    for part in text.split(marker)[1:]:
-        body = re.match(r"\s*```\w*\n(.*?)```", part, re.S)
-        assert body, f"no fenced block right after {marker}"
-        blocks.append([line.split("  #")[0].strip() for line in body.group(1).splitlines()
-                       if line.strip() and not line.strip().startswith("#")])
-    return blocks
 
 
 def example_file(text: str) -> str:

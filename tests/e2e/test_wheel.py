@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.readme_blocks import marked_blocks
 
 from sparkmirror.jars import RECORD_PATH_JAR, cache_dir
 from sparkmirror.jars.maven import MAVEN_REPO_ENV
@@ -38,11 +39,8 @@ pytestmark = pytest.mark.timeout(BUILD_TIMEOUT_S + BLOCK_TIMEOUT_S + 60)
 
 def install_block(readme: str) -> list[str]:
     """The command lines of the first fenced block after MARKER."""
-    _, found, after = readme.partition(MARKER)
-    assert found, f"README.md has no {MARKER!r} line before its install block"
-    fence = re.search(r"^```[^\n]*\n(.*?)^```", after, re.MULTILINE | re.DOTALL)
-    assert fence, f"no fenced block after {MARKER!r} in README.md"
-    return [line for line in fence.group(1).splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert MARKER in readme, f"README.md has no {MARKER!r} line before its install block"
+    return marked_blocks(readme, MARKER)[0]
 
 
 def build_wheel(work: Path) -> Path:

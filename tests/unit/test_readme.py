@@ -5,18 +5,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.readme_blocks import marked_blocks as read_blocks
+
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
-MARKER = re.compile(r"<!-- (\w+): run by ([^ ]+)[^>]*-->\n```\w*\n(.*?)```", re.S)
+MARKER = re.compile(r"(<!-- (\w+): run by ([^ ]+)[^>]*-->)\n```")
 FIRST_SCREEN_LINES = 60
 
 
 def marked_blocks() -> dict[str, list[tuple[str, list[str]]]]:
     """Marker name -> [(the file that runs the block, its command lines)]."""
     found: dict[str, list[tuple[str, list[str]]]] = {}
-    for name, runner, body in MARKER.findall(README):
-        lines = [line.split("  #")[0].strip() for line in body.splitlines() if line.strip()]
-        found.setdefault(name, []).append((runner, lines))
+    for marker, name, runner in dict.fromkeys(MARKER.findall(README)):  # a marker used twice: both its blocks
+        for lines in read_blocks(README, marker):
+            found.setdefault(name, []).append((runner, lines))
     return found
 
 
