@@ -17,8 +17,9 @@ import time
 from collections import Counter
 
 from sparkmirror.kafka.admin import ClusterAdmin
+from sparkmirror.kafka.produce import AcknowledgedProducer, Message
 from sparkmirror.model import KafkaRecord, NewTopicSpec
-from sparkmirror.testing.records import produce, read_all
+from sparkmirror.testing.records import read_all
 from sparkmirror.testing.spark_cluster import LocalSparkCluster, WorkerSpec
 
 from .test_run_cli import backlog, copied, wait_for, write_config
@@ -78,14 +79,21 @@ def test_a_worker_killed_in_real_time_mode_loses_nothing(clusters, start_cli, tm
     remote = f"A.{topic}"
     sent: list[KafkaRecord] = []
     stop_producing = threading.Event()
+    # One producer for the whole stream: a new one per chunk (testing.records.produce) took about 0.5 s, a sixth
+    # of the pace RT_CHUNK_EVERY_S sets.
+    writer = AcknowledgedProducer({"bootstrap.servers": clusters.source, "linger.ms": "5"})
+
+    def send_chunk() -> None:
+        now = int(time.time() * 1000)
+        chunk = [KafkaRecord(i % RT_PARTITIONS, -1, f"k{i}".encode(), f"{unique}-{i}".encode(), (), 0, now)
+                 for i in range(len(sent), len(sent) + RT_CHUNK)]
+        messages = (Message(r.partition, r.key, r.value, r.headers, r.timestamp) for r in chunk)
+        assert writer.write(topic, messages, 60) == RT_CHUNK
+        sent.extend(chunk)
 
     def stream() -> None:  # a live source: RT_CHUNK records every RT_CHUNK_EVERY_S until told to stop
         while not stop_producing.is_set():
-            now = int(time.time() * 1000)
-            chunk = [KafkaRecord(i % RT_PARTITIONS, -1, f"k{i}".encode(), f"{unique}-{i}".encode(), (), 0, now)
-                     for i in range(len(sent), len(sent) + RT_CHUNK)]
-            assert produce(clusters.source, topic, chunk) == RT_CHUNK
-            sent.extend(chunk)
+            send_chunk()
             time.sleep(RT_CHUNK_EVERY_S)
 
     producer = threading.Thread(target=stream, name="live-source", daemon=True)
@@ -94,10 +102,13 @@ def test_a_worker_killed_in_real_time_mode_loses_nothing(clusters, start_cli, tm
         path = tmp_path / "mm2.properties"
         write_config(path, clusters.source, clusters.target, topic,
                      f"spark.master = {cluster.master_url}\n{RT_CLUSTER_SETTINGS}")
-        producer.start()
+        send_chunk()  # the first chunk before the run; the stream starts once the tasks copy it
         try:
             run = start_cli("run", str(path), "--state-dir", str(tmp_path / "state"))
             target = ClusterAdmin("B", {"bootstrap.servers": clusters.target})
+            wait_for(lambda: copied(target, remote, RT_PARTITIONS) >= RT_CHUNK, COPY_TIMEOUT_S,
+                     "the first chunk on B: the never-ending tasks run", run)
+            producer.start()
             wait_for(lambda: copied(target, remote, RT_PARTITIONS) >= RT_BEFORE_KILL, COPY_TIMEOUT_S,
                      f"{RT_BEFORE_KILL} live records on B", run)
             cluster.kill_worker(1)  # its executor runs one of the two never-ending tasks (one per executor)
@@ -106,7 +117,8 @@ def test_a_worker_killed_in_real_time_mode_loses_nothing(clusters, start_cli, tm
             wait_for(lambda: len(sent) >= after_kill + RT_AFTER_KILL, COPY_TIMEOUT_S, "records sent after the loss")
         finally:
             stop_producing.set()
-            producer.join()
+            if producer.is_alive():
+                producer.join()
         total = len(sent)
 
         def all_there() -> bool:

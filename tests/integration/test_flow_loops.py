@@ -21,6 +21,7 @@ from sparkmirror.testing.kafka_cluster import SINGLE_BROKER, LocalKafkaCluster
 from sparkmirror.testing.records import produce
 
 from .conftest import ONLY_OWN_TOPICS, commit, count_records, records, trigger_settings, wait_until
+from .test_control_recovery import QUICK_RESTART
 
 HEARTBEAT_S = 1
 CHECKPOINT_S = 2
@@ -28,14 +29,16 @@ GAP_FACTOR = 3  # the largest gap allowed between two consecutive records, in in
 OUTAGE_S = 40
 BACKLOG = 20_000
 REPLICATED_TIMEOUT_S = 120
-STEADY_S = 10  # A->B's jobs run this long at their pace before C goes down
-RECOVERY_TIMEOUT_S = 240  # A->C's retries back off while C is down (5 s, 10 s, 20 s, ...)
 EDGE_MS = 2_000  # how far before and after the outage the records are taken into account
+# A->B's jobs run this long at their pace, after its first checkpoint, before C goes down: the window measured,
+# opening EDGE_MS before the outage, starts a checkpoint interval after that first checkpoint
+STEADY_S = EDGE_MS / 1000 + CHECKPOINT_S
+RECOVERY_TIMEOUT_S = 240  # A->C's retries back off while C is down (5 s, 10 s, 20 s, ...)
 
 
 @pytest.fixture(scope="module")
 def cluster_c():
-    cluster = LocalKafkaCluster("test-loops-c").start()
+    cluster = LocalKafkaCluster("test-loops-c", broker_config=QUICK_RESTART).start()
     yield cluster
     cluster.stop()
 

@@ -109,7 +109,7 @@ def test_a_record_the_target_refuses_keeps_partition_order_and_the_retry_copies_
     """Nothing behind a record the target refuses may be written (the retry would put it behind them); once
     the limit is raised, the failed flow's retry copies the rest, in order. The producer refuses a record
     over the limit known at the query's start at once; a limit lowered while it runs is the broker's to
-    refuse, the producer retrying (here for 10 s) before it gives up."""
+    refuse, the producer retrying (here for 5 s, in each of Spark's four task attempts) before it gives up."""
     if limit_drops and trigger_mode == "real-time":
         pytest.skip("the same JVM writer rule as micro-batch; Real-Time Mode's four task attempts would each "
                     "wait for the producer's delivery time-out")
@@ -134,7 +134,7 @@ def test_a_record_the_target_refuses_keeps_partition_order_and_the_retry_copies_
         assert target.alter_topic_configs({remote: [alteration]}) == {remote: None}
 
     write(values[:5])
-    path = mm2_properties(topic, "B.producer.delivery.timeout.ms = 10000\nB.producer.request.timeout.ms = 5000\n")
+    path = mm2_properties(topic, "B.producer.delivery.timeout.ms = 5000\nB.producer.request.timeout.ms = 3000\n")
     with running(path) as supervisor:
         runner = supervisor.flows["A->B"]
         wait_until(lambda: len(on_b()) == 5, 90, "the first records")
