@@ -42,9 +42,11 @@ def skipped(records: int) -> int:
 
 
 def load(bootstrap: str, topics: list[str], partitions: int, records: int, record_size: int, seed: int,
-         shaped: bool = False) -> float:
+         shaped: bool = False, value_prefix: bytes = b"", key_prefix: bytes = b"") -> float:
     """Write `records` records round-robin over the topics' partitions; returns seconds taken. `shaped` adds
-    the transforms mode's headers: an `ssn` header on every record and a `skip` mark on every tenth."""
+    the transforms mode's headers: an `ssn` header on every record and a `skip` mark on every tenth.
+    `value_prefix` and `key_prefix` start every value and key (the schemas mode: the wire-format header on values,
+    keys that are not in the wire format), their sizes kept."""
     payloads = Payloads(record_size, seed)
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": "20",
                          "batch.size": "1000000", "queue.buffering.max.kbytes": "262144",
@@ -66,7 +68,9 @@ def load(bootstrap: str, topics: list[str], partitions: int, records: int, recor
                     headers.append((SSN_HEADER, b"123456789"))
                     if i % SKIP_EVERY == 0:
                         headers.append((SKIP_HEADER, b"1"))
-                producer.produce(topics[slot // partitions], value=payloads.value(i), key=payloads.key(i),
+                value = value_prefix + payloads.value(i)[len(value_prefix):] if value_prefix else payloads.value(i)
+                key = key_prefix + payloads.key(i)[len(key_prefix):] if key_prefix else payloads.key(i)
+                producer.produce(topics[slot // partitions], value=value, key=key,
                                  partition=slot % partitions, headers=headers, on_delivery=on_delivery)
                 break
             except BufferError:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-from benchmarks.measure import TreeSampler
+from benchmarks.measure import TreeSampler, idle_cpu_s_per_minute
 from benchmarks.replicators import CopyIncomplete, MirrorMakerRunner, SparkmirrorRunner, count_records
 from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.model import KafkaRecord
@@ -48,9 +48,9 @@ def _wait_warm(runner: MirrorMakerRunner | SparkmirrorRunner, proc: subprocess.P
 
 def measure_latency(runner: MirrorMakerRunner | SparkmirrorRunner, source: str, target: str, topic: str,
                     partitions: int, rate_mb: float, seconds: float, record_size: int,
-                    warmup_s: float) -> dict[str, float]:
+                    warmup_s: float, idle_s: float = 0.0) -> dict[str, float]:
     """Run the replicator on `topic`, wait for its first copies, then measure per-record end-to-end latency
-    (`warmup_s` at the rate first, reported apart)."""
+    (`warmup_s` at the rate first, reported apart) and, with `idle_s`, its CPU once nothing more is produced."""
     target_admin = ClusterAdmin("target", {"bootstrap.servers": target})
     remote_topic = f"{runner.source_alias}.{topic}"
     remote = {remote_topic: partitions}
@@ -64,12 +64,13 @@ def measure_latency(runner: MirrorMakerRunner | SparkmirrorRunner, source: str, 
         samples = _measure(target, remote_topic, source, topic, partitions, rate_mb, warmup_s + seconds,
                            record_size)
         usage = sampler.stop()
+        idle = {"idle_cpu_s_per_minute": idle_cpu_s_per_minute(proc.pid, idle_s)} if idle_s > 0 else {}
     finally:
         if sampler.is_alive():
             sampler.stop()
         runner.stop()
     _check_all(runner.name, samples, source, topic, partitions)
-    return {**_percentiles(samples, warmup_s), "cpu_s": usage.cpu_s, "peak_rss_mb": usage.peak_rss_mb}
+    return {**_percentiles(samples, warmup_s), "cpu_s": usage.cpu_s, "peak_rss_mb": usage.peak_rss_mb, **idle}
 
 
 def measure_direct_latency(source: str, topic: str, partitions: int, rate_mb: float, seconds: float,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +46,16 @@ def tree_snapshot(root: int) -> dict[int, tuple[float, int]]:
 class Usage:
     cpu_s: float = 0.0
     peak_rss_mb: float = 0.0
+
+
+def idle_cpu_s_per_minute(root: int, seconds: float) -> float:
+    """CPU seconds a minute the process tree under `root` uses over the next `seconds` (processes started meanwhile
+    counted from zero)."""
+    before = tree_snapshot(root)
+    time.sleep(seconds)
+    after = tree_snapshot(root)
+    used = sum(cpu - before.get(pid, (0.0, 0))[0] for pid, (cpu, _) in after.items())
+    return round(used / seconds * 60, 2)
 
 
 class TreeSampler(threading.Thread):

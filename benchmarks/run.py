@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmarks import dataset, transforms
+from benchmarks import dataset, schemas, transforms
 from benchmarks.latency import measure_direct_latency, measure_latency
 from benchmarks.metrics_cost import markdown as metrics_cost_markdown
 from benchmarks.metrics_cost import run_metrics_cost
@@ -47,8 +47,9 @@ from sparkmirror.pipeline import class_archive
 from sparkmirror.testing.kafka_cluster import start_clusters
 
 RESULTS = Path(__file__).parent / "results"
-MODES = ("throughput", "metrics", "latency", "scale", "transforms")
-# `metrics` adds 2 x --metrics-reps copies, `transforms` three copies and two latency runs: asked for by name
+MODES = ("throughput", "metrics", "latency", "scale", "transforms", "schemas")
+# `metrics` adds 2 x --metrics-reps copies, `transforms` three copies and two latency runs, `schemas` four copies and
+# two schema registries: asked for by name
 DEFAULT_MODES = ("throughput", "latency", "scale")
 RUNNERS = {"mm2": MirrorMakerRunner, "sparkmirror": SparkmirrorRunner, "sparkmirror-exactly-once": exactly_once_runner,
            "mm2-exactly-once": mm2_exactly_once_runner, "sparkmirror-spark-kafka": spark_kafka_runner}
@@ -67,6 +68,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--latency-partitions", type=int, default=None,
                    help="partitions of the latency topics (default: --partitions); with many, leave "
                         "sparkmirror-spark-kafka out of Real-Time Mode (it runs a task per partition)")
+    p.add_argument("--latency-idle-seconds", type=float, default=0.0,
+                   help="latency mode: after the measured records, the replicator's CPU this long with nothing "
+                        "produced (idle_cpu_s_per_minute, latency_idle_cpu_ratio_vs_mm2)")
     p.add_argument("--latency-warmup-seconds", type=float, default=10.0,
                    help="latency mode: produce at the rate this long first; those records are reported apart "
                         "(startup_*), the figures are the rest's")
@@ -197,9 +201,10 @@ def run_latency(args: argparse.Namespace, src: str, tgt: str, runners: dict, res
         _create(src_admin, {topic: args.latency_partitions})
         log(f"{name}: latency at {args.latency_rate_mb} MB/s for {args.latency_seconds:.0f} s")
         lat = measure_latency(runner, src, tgt, topic, args.latency_partitions, args.latency_rate_mb,
-                              args.latency_seconds, args.record_size, args.latency_warmup_seconds)
+                              args.latency_seconds, args.record_size, args.latency_warmup_seconds,
+                              args.latency_idle_seconds)
         entry = result["replicators"].setdefault(name, {})
-        entry.update({k: lat[k] for k in LATENCY_FIGURES if k in lat})
+        entry.update({k: lat[k] for k in (*LATENCY_FIGURES, "idle_cpu_s_per_minute") if k in lat})
         entry["latency_records"] = lat["records"]
         produced = lat["records"] + lat.get("startup_records", 0)  # the CPU was used for the warm-up's too
         entry["latency_cpu_s_per_million_records"] = round(lat["cpu_s"] / max(produced, 1) * 1e6, 2)
@@ -213,6 +218,11 @@ def run_metrics(args: argparse.Namespace, src: str, tgt: str, runners: dict, res
 def run_transforms(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
     args.workdir = next(iter(runners.values())).workdir
     transforms.run_transforms(args, src, tgt, figures, _create, _admins, log, timeout_for(args.records), result)
+
+
+def run_schemas(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
+    args.workdir = next(iter(runners.values())).workdir
+    schemas.run_schemas(args, src, tgt, figures, _create, _admins, log, timeout_for(args.records), result)
 
 
 def run_scale(args: argparse.Namespace, src: str, tgt: str, runners: dict, result: dict) -> None:
@@ -264,6 +274,7 @@ def ratios(result: dict) -> None:
         result["scale_throughput_ratio_vs_mm2"] = round(
             scale["sparkmirror"]["records_per_s"] / scale["mm2"]["records_per_s"], 3)
     transforms.ratios(result)
+    schemas.ratios(result)
 
 
 LONG_LATENCY_S = 300  # a latency run this long gives latency_long_p99_ratio_vs_mm2 (the epoch ends show)
@@ -291,15 +302,21 @@ def latency_ratios(result: dict) -> None:
         result["latency_cpu_ratio_vs_mm2"] = {name: round(row["latency_cpu_s_per_million_records"] / mm2_cpu, 3)
                                               for name, row in rows.items()
                                               if row.get("latency_cpu_s_per_million_records")}
+    mm2_idle = mm2.get("idle_cpu_s_per_minute")
+    if mm2_idle:
+        result["latency_idle_cpu_ratio_vs_mm2"] = {name: round(row["idle_cpu_s_per_minute"] / mm2_idle, 3)
+                                                   for name, row in rows.items() if row.get("idle_cpu_s_per_minute")}
 
 
 COLUMNS = ("records_per_s", "mb_per_s", "wall_s", "first_record_s", "cpu_s", "cpu_s_per_million_records",
-           "peak_rss_mb", "p50_ms", "p99_ms", "max_ms", "startup_p99_ms", "latency_cpu_s_per_million_records")
+           "peak_rss_mb", "p50_ms", "p99_ms", "max_ms", "startup_p99_ms", "latency_cpu_s_per_million_records",
+           "idle_cpu_s_per_minute")
 RATIOS = ("throughput_ratio_vs_mm2", "throughput_ratio_vs_limit", "exactly_once_throughput_ratio_vs_at_least_once",
           "mm2_exactly_once_throughput_ratio_vs_mm2", "scale_throughput_ratio_vs_mm2", "latency_p99_ratio_vs_mm2",
           "metrics_on_off_ratio", "transforms_throughput_ratio_vs_plain", "transforms_throughput_ratio_vs_mm2",
           "sql_filter_latency_p50_ratio", "latency_1000p_p50_ratio_vs_mm2", "latency_1000p_p99_ratio_vs_mm2",
-          "latency_1000p_replicator", "latency_long_p99_ratio_vs_mm2", "latency_cpu_ratio_vs_mm2")
+          "latency_1000p_replicator", "latency_long_p99_ratio_vs_mm2", "latency_cpu_ratio_vs_mm2",
+          "latency_idle_cpu_ratio_vs_mm2", "schema_rewrite_throughput_ratio")
 
 
 def markdown(result: dict) -> str:
@@ -315,6 +332,9 @@ def markdown(result: dict) -> str:
     if result.get("transforms"):
         lines += ["", "### transforms (records/s of the source backlog; latency in Real-Time Mode)",
                   *table(result["transforms"])]
+    if result.get("schemas"):
+        lines += ["", "### schemas (records/s of a wire-format backlog, ids kept and rewritten)",
+                  *table(result["schemas"])]
     lines += [*metrics_cost_markdown(result), ""]
     spread = result.get("ratios_per_repeat", {})
     for key in RATIOS:
@@ -382,7 +402,7 @@ def run_modes(args: argparse.Namespace, result: dict) -> None:
     New clusters per mode keep one mode's leftovers (the throughput mode's three 2 GB writes into the
     target, the scale mode's thousand partitions) out of the next mode's brokers."""
     for mode, fn in (("throughput", run_throughput), ("metrics", run_metrics), ("latency", run_latency),
-                     ("scale", run_scale), ("transforms", run_transforms)):
+                     ("scale", run_scale), ("transforms", run_transforms), ("schemas", run_schemas)):
         if mode not in args.modes:
             continue
         log(f"{mode}: starting source and target clusters")

@@ -94,6 +94,10 @@ class AdminOperationError(SparkmirrorError):
         super().__init__(f"{text}. {hint}" if hint else text)
 
 
+class SchemaRegistryError(SparkmirrorError):
+    """A cluster's schema registry did not answer, refused the credentials, or answered what cannot be used."""
+
+
 class PipelineError(SparkmirrorError):
     """The record path failed; no offsets past the failure were committed."""
 

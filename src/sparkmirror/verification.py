@@ -25,7 +25,7 @@ from sparkmirror.kafka.admin import ClusterAdmin
 from sparkmirror.mirror_status import read_offset_syncs, topic_selector
 from sparkmirror.offsets.flow_report import syncs_by_partition
 from sparkmirror.offsets.verification import FlowVerdict, PartitionRange, VerifyReport, judge, plan_range
-from sparkmirror.pipeline.options import transforms_spec
+from sparkmirror.pipeline.options import schema_ids_spec, transforms_spec
 
 Progress = Callable[[str], None]
 
@@ -67,14 +67,17 @@ def plan_flow(flow: FlowConfig, topics: Sequence[str] = (), to_end: bool = False
             for t in sorted(partitions) for p in range(partitions[t])]
 
 
-def shaping(flow: FlowConfig) -> dict[str, object] | None:
+def shaping(flow: FlowConfig, exempt: tuple[str, ...] = ()) -> dict[str, object] | None:
     """What the flow's record path does to a record besides the SQL rules, as its writer is told (runtime/engine):
-    the provenance header and MM2's transforms; None when neither, and the records are written as read."""
+    the provenance header, MM2's transforms and the schema id rewrite (not of the `exempt` topics, the heartbeats);
+    None when none, and the records are written as read."""
     transforms = transforms_spec(flow.transforms, flow.errors_tolerance, flow.plugin_path, flow.source)
     provenance = {"source": flow.source, "target": flow.target} if flow.provenance_enabled else None
-    if transforms is None and provenance is None:
+    schema_ids = schema_ids_spec(flow.schemas, flow.schemas_unknown_ids, flow.source_registry, flow.target_registry,
+                                 exempt)
+    if transforms is None and provenance is None and schema_ids is None:
         return None
-    return {"provenance": provenance, "transforms": transforms}
+    return {"provenance": provenance, "transforms": transforms, "schema_ids": schema_ids}
 
 
 def verify(config: MirrorMakerConfig | str | Path, flows: Sequence[str] = (), topics: Sequence[str] = (),
@@ -109,7 +112,7 @@ def verify(config: MirrorMakerConfig | str | Path, flows: Sequence[str] = (), to
                      f"{sum(r.source_to - r.source_from for r in ranges)} source records")
             exempt = tuple(r.topic for r in ranges if flow.policy.is_heartbeats_topic(r.topic))
             found = compare(spark, ranges, flow.source_consumer, flow.target_consumer, flow.sql_rules, exempt,
-                            sample=drawn, shaping=shaping(flow))
+                            sample=drawn, shaping=shaping(flow, exempt))
             partitions = tuple(judge(r, found[r.key]) for r in ranges)
             records += sum(p.source_records + p.target_records for p in partitions)
             verdicts.append(FlowVerdict(flow.name, partitions, tuple(flow_notes)))

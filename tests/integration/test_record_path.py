@@ -70,6 +70,30 @@ def test_real_time_mode_copies_exactly_and_survives_topic_changes_and_restarts(c
     assert assert_syncs_exact(clusters, first, 2) >= 2
 
 
+def test_real_time_tasks_switch_to_batched_fetches_under_load_and_back_without_a_gap_or_a_repeat(
+        clusters, create_topic, mm2_properties, running, spark, unique):
+    """FetchPace's switches between a task's two consumers, each seeking the other to where it is: forced often by a
+    bound of 2 polls with records a second, with bursts of polls and idle seconds between them."""
+    topic = f"rt-pace-{unique}"
+    create_topic("A", topic, 2)
+    pace = spark.sparkContext._jvm.io.sparkmirror.recordpath.FetchPace
+    before = pace.switches()
+    path = mm2_properties(topic, "sparkmirror.real.time.batch.fetches.per.second = 2\n")
+    with running(path):
+        sent = 0
+        for burst in range(3):
+            for _ in range(10):  # ten polls with records in about a second: batched from the next window
+                produce(clusters.source, topic, sample(f"b{burst}", 20, 2))
+                sent += 20
+                time.sleep(0.1)
+            wait_until(lambda n=sent: count_records(clusters.target, f"A.{topic}") == n, 60, f"burst {burst}")
+            time.sleep(2.5)  # a window without polls with records: plain again
+    source, target = read_all(clusters.source, topic, 2), read_all(clusters.target, f"A.{topic}", 2)
+    for p in (0, 1):
+        assert [(r.key, r.value, r.timestamp) for r in source[p]] == [(r.key, r.value, r.timestamp) for r in target[p]]
+    assert pace.switches() - before >= 4, "to batched and back in at least two of the three bursts"
+
+
 def refusal(path, tmp_path) -> str:
     supervisor = Supervisor(load_config(path), tmp_path / "state")
     try:

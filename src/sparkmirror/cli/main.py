@@ -88,6 +88,9 @@ def plan(obj: dict[str, bool], config_file: Path | None, clusters: tuple[str, ..
             if flow.sync_topic_acls.enabled:
                 for line in render.acl_plan(flow, supervisor.plan_acls(flow, topics)):
                     click.echo(line)
+            if flow.schemas == "rewrite":
+                for line in render.subject_plan(flow, supervisor.plan_subjects(flow, topics)):
+                    click.echo(line)
         return ExitStatus.SUCCESS
 
     guard(action, obj["traceback"])

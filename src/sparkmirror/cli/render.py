@@ -14,6 +14,7 @@ from sparkmirror.config.mm2 import MirrorMakerConfig
 from sparkmirror.config.model import FlowConfig
 from sparkmirror.control.acl_sync import AclPreview
 from sparkmirror.control.topics import TopicPlan
+from sparkmirror.policy.subjects import SubjectCopy
 
 if TYPE_CHECKING:  # pyspark is imported by the command that previews, not by every render
     from sparkmirror.pipeline.sql_rules import PreviewRecord
@@ -116,6 +117,17 @@ def acl_plan(flow: FlowConfig, preview: AclPreview) -> list[str]:
         lines.append(f"  {acl}  [{'create' if acl in preview.plan.create else 'exists'}]")
     for acl, reason in preview.mapping.skipped:
         lines.append(f"  not copied: {acl}: {reason}")
+    return lines
+
+
+def subject_plan(flow: FlowConfig, copies: list[SubjectCopy]) -> list[str]:
+    """The registry subjects a flow that rewrites schema ids registers on the target: each with its versions and
+    those the target lacks, registered in order before the first record that needs them."""
+    lines = [f"flow {flow.name}: schema subjects (ids rewritten): {len(copies)} of {flow.source}'s registry"]
+    for c in copies:
+        missing = c.missing
+        todo = f"registers {', '.join(f'v{v}' for v in missing)}" if missing else f"all on {flow.target}'s registry"
+        lines.append(f"  {c.source} -> {c.target}: versions {', '.join(f'v{v}' for v in c.versions)}; {todo}")
     return lines
 
 

@@ -19,7 +19,7 @@ from sparkmirror.config.client_settings import HIDDEN, ClientSettings
 from sparkmirror.config.connector_reader import ConnectorReader, Sourced
 from sparkmirror.config.custom_classes import read_custom_classes
 from sparkmirror.config.flow_settings import FLOW_KEYS, FLOW_SETTINGS, TOP_LEVEL_IGNORED, comma_list
-from sparkmirror.config.model import ClusterConfig, Coordination, FlowConfig, reset_policy
+from sparkmirror.config.model import ClusterConfig, Coordination, FlowConfig, SchemaRegistry, reset_policy
 from sparkmirror.config.plugin_path import class_roots, has_class, missing_entries
 from sparkmirror.config.properties import Properties
 from sparkmirror.config.providers import resolve_providers
@@ -74,7 +74,8 @@ def _is_cluster_setting(rest: str) -> bool:
     """What a cluster reads after `A.`: client settings for all its clients, or for one role, and, as a target,
     Connect's exactly-once switch and the group and offsets topic of dedicated MM2's workers (the take-over)."""
     return keys.is_client_key(rest) or rest.startswith(tuple(f"{r}." for r in keys.CLIENT_ROLES)) \
-        or rest in (keys.EXACTLY_ONCE_SOURCE_SUPPORT, keys.WORKER_GROUP_ID, keys.WORKER_OFFSET_STORAGE_TOPIC)
+        or rest in (keys.EXACTLY_ONCE_SOURCE_SUPPORT, keys.WORKER_GROUP_ID, keys.WORKER_OFFSET_STORAGE_TOPIC) \
+        or rest.startswith(keys.SCHEMA_REGISTRY_PREFIX)
 
 
 def _is_top_level_setting(key: str) -> bool:
@@ -225,7 +226,33 @@ class _Builder:
             self.problem(f"{alias}.{keys.BOOTSTRAP_SERVERS}", f"missing; every cluster in "
                          f"'{keys.CLUSTERS}' needs one, e.g. {alias}.bootstrap.servers = host:9092")
         return ClusterConfig(alias=alias, bootstrap_servers=bootstrap.value.strip() if bootstrap else "",
-                             admin=self._settings(cluster_admin_props(self.sourced, alias), "admin"))
+                             admin=self._settings(cluster_admin_props(self.sourced, alias), "admin"),
+                             schema_registry=self._schema_registry(alias))
+
+    def _schema_registry(self, alias: str) -> SchemaRegistry | None:
+        """`<alias>.sparkmirror.schema.registry.*`: a URL and basic auth; other settings (TLS stores) refused."""
+        given = {k: s for k, s in cluster_props(self.sourced, alias).items()
+                 if k.startswith(keys.SCHEMA_REGISTRY_PREFIX)}
+        known = (keys.SCHEMA_REGISTRY_URL, keys.SCHEMA_REGISTRY_USER_INFO, keys.SCHEMA_REGISTRY_CREDENTIALS_SOURCE)
+        for k in sorted(set(given) - set(known)):
+            self.problem(given[k].key, "not a setting sparkmirror reads (it reads url, basic.auth.user.info and "
+                                       "basic.auth.credentials.source = USER_INFO; an https URL is checked against "
+                                       "the default trust store); remove it")
+        source = given.get(keys.SCHEMA_REGISTRY_CREDENTIALS_SOURCE)
+        if source is not None and source.value.strip().upper() != "USER_INFO":
+            self.problem(source.key, f"'{source.value.strip()}' is not supported; use USER_INFO with "
+                                     f"{alias}.{keys.SCHEMA_REGISTRY_USER_INFO} = user:password")
+        url = given.get(keys.SCHEMA_REGISTRY_URL)
+        if url is None:
+            if given:
+                self.problem(next(iter(given.values())).key, f"a schema registry needs its URL: "
+                                                             f"{alias}.{keys.SCHEMA_REGISTRY_URL} = http://host:8081")
+            return None
+        value = url.value.strip().rstrip("/")
+        if not value.startswith(("http://", "https://")) or "," in value:
+            self.problem(url.key, f"'{self.shown(url.key)}' is not one http:// or https:// URL")
+        info = given.get(keys.SCHEMA_REGISTRY_USER_INFO)
+        return SchemaRegistry(value, info.value if info is not None else None)
 
     def _flow_keys(self, aliases: tuple[str, ...]) -> None:
         """Flow keys name listed aliases, matched by prefix as MM2 does (`us.east->us.west.enabled`)."""
@@ -287,9 +314,25 @@ class _Builder:
                                                              self._has_class),
                           _reset_policy=reset, exactly_once_source_support=self._exactly_once_source_support(target),
                           mm2_workers_group=self._worker_setting(target, keys.WORKER_GROUP_ID),
-                          mm2_offsets_topic=self._worker_setting(target, keys.WORKER_OFFSET_STORAGE_TOPIC))
+                          mm2_offsets_topic=self._worker_setting(target, keys.WORKER_OFFSET_STORAGE_TOPIC),
+                          source_registry=self._schema_registry(source), target_registry=self._schema_registry(target))
         r.offset_syncs_consistency(flow)
+        self._registries_needed(flow, conn)
         return flow
+
+    def _registries_needed(self, flow: FlowConfig, conn: Mapping[str, Sourced]) -> None:
+        """An enabled flow that rewrites schema ids needs both clusters' registries."""
+        if flow.schemas == "off" or not flow.enabled:
+            return
+        where = conn[keys.SCHEMAS].key if keys.SCHEMAS in conn else keys.SCHEMAS
+        if flow.schemas == "sync":
+            self.problem(where, "syncing subjects without rewriting ids is not built yet; use rewrite (the record path "
+                                "registers each subject's versions on the target before the first record that uses "
+                                "them) or off")
+        for alias, registry in ((flow.source, flow.source_registry), (flow.target, flow.target_registry)):
+            if registry is None:
+                self.problem(where, f"flow {flow.name} rewrites schema ids, so cluster '{alias}' needs a schema "
+                                    f"registry: {alias}.{keys.SCHEMA_REGISTRY_URL} = http://host:8081")
 
     def _plugin_path(self) -> tuple[str, ...]:
         """MM2's top-level `plugin.path`: where the classes the file names are found."""

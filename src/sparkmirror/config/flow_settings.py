@@ -162,6 +162,11 @@ FLOW_SETTINGS: tuple[FlowSetting, ...] = (
     FlowSetting(keys.TRIGGER_MODE, "trigger_mode", keys.TRIGGER_MODES[0], _choice(*keys.TRIGGER_MODES)),
     # Spark refuses Real-Time Mode epochs shorter than spark.sql.streaming.realTimeMode.minBatchDuration.
     FlowSetting(keys.REAL_TIME_EPOCH_MS, "real_time_epoch_ms", keys.DEFAULT_REAL_TIME_EPOCH_MS, _int(5000)),
+    FlowSetting(keys.REAL_TIME_BATCH_FETCHES, "real_time_batch_fetches", keys.DEFAULT_REAL_TIME_BATCH_FETCHES,
+                _int(0)),
+    FlowSetting(keys.SCHEMAS, "schemas", keys.SCHEMAS_MODES[0], _choice(*keys.SCHEMAS_MODES)),
+    FlowSetting(keys.SCHEMAS_UNKNOWN_IDS, "schemas_unknown_ids", keys.SCHEMAS_UNKNOWN_IDS_CHOICES[0],
+                _choice(*keys.SCHEMAS_UNKNOWN_IDS_CHOICES)),
     FlowSetting(keys.SOURCE_READER, "source_reader", keys.SOURCE_READERS[0], _choice(*keys.SOURCE_READERS)),
     FlowSetting(keys.ON_RECORDS_REMOVED, "on_records_removed", keys.ON_RECORDS_REMOVED_CHOICES[0],
                 _choice(*keys.ON_RECORDS_REMOVED_CHOICES)),

@@ -137,6 +137,25 @@ REAL_TIME_EPOCH_MS = "sparkmirror.real.time.epoch.ms"
 # Measured, 12 partitions at 5 MB/s: p99 219.7 ms over 60 s with 10 s epochs; 61.9 ms (MM2 60.5) over 5 minutes with
 # 300 s ones, the one epoch end in it included (benchmarks/README.md).
 DEFAULT_REAL_TIME_EPOCH_MS = 300_000
+# Real-Time Mode: above this many polls with records a second, a task of sparkmirror's source lets the broker gather
+# records for a few milliseconds before it answers (pipeline/options.BATCHED_FETCH, FetchPace.java); below half of it
+# (idle flows) its fetches wait for the first record as before. 0: never. At 5 MB/s over 12 partitions for 300 s it
+# took 0.69x MM2's CPU against 0.83-0.98x with plain fetches, for about 4 ms of p50 (benchmarks/README.md).
+REAL_TIME_BATCH_FETCHES = "sparkmirror.real.time.batch.fetches.per.second"
+DEFAULT_REAL_TIME_BATCH_FETCHES = 200
+# Schema registries (issue 38): per cluster, `<alias>.sparkmirror.schema.registry.url` and basic auth as Confluent's
+# clients name it (MM2 has no such keys); per flow, what is done with the subjects and ids of its records.
+SCHEMA_REGISTRY_PREFIX = "sparkmirror.schema.registry."
+SCHEMA_REGISTRY_URL = "sparkmirror.schema.registry.url"
+SCHEMA_REGISTRY_USER_INFO = "sparkmirror.schema.registry.basic.auth.user.info"
+SCHEMA_REGISTRY_CREDENTIALS_SOURCE = "sparkmirror.schema.registry.basic.auth.credentials.source"
+# off: records copied as they are; rewrite: the record path gives keys and values in Confluent's wire format the
+# target registry's id, registering their subjects' versions there in order first; sync: subjects only (not yet)
+SCHEMAS = "sparkmirror.schemas"
+SCHEMAS_MODES = ("off", "rewrite", "sync")
+# An id the source registry does not know: fail the task naming the record, or copy the record unchanged.
+SCHEMAS_UNKNOWN_IDS = "sparkmirror.schemas.unknown.ids"
+SCHEMAS_UNKNOWN_IDS_CHOICES = ("fail", "pass")
 # What reads the source on the record path: sparkmirror's own source (the default; pipeline/jvm FlowSource: tasks.max
 # tasks, one consumer over many partitions each, as MM2's tasks) or Spark's Kafka source (a task per source partition).
 SOURCE_READER = "sparkmirror.source.reader"

@@ -30,6 +30,15 @@ ACL_LEDGER_TOPIC = "__sparkmirror-acl-ledger"
 
 
 @dataclass(frozen=True, slots=True)
+class SchemaRegistry:
+    """A cluster's schema registry (`<alias>.sparkmirror.schema.registry.*`): its Confluent-compatible API's URL and
+    basic auth's `user:password`."""
+
+    url: str
+    user_info: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class Coordination:
     """How the processes started with one file share its flows (`sparkmirror.coordination.*`).
 
@@ -47,6 +56,7 @@ class ClusterConfig:
     alias: str
     bootstrap_servers: str = field(repr=False)  # may come from a config provider
     admin: ClientSettings
+    schema_registry: SchemaRegistry | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +109,9 @@ class FlowConfig:
     provenance_header: str
     trigger_mode: str
     real_time_epoch_ms: int
+    real_time_batch_fetches: int  # keys.REAL_TIME_BATCH_FETCHES: polls with records a second; 0: never batch
+    schemas: str  # off | rewrite | sync (keys.SCHEMAS)
+    schemas_unknown_ids: str  # fail | pass
     source_reader: str  # spark-kafka | sparkmirror (keys.SOURCE_READER)
     on_records_removed: str  # continue | stop: records removed at the source before the flow copied them
     report_interval_ms: int
@@ -119,6 +132,9 @@ class FlowConfig:
     # (`<target>.group.id`, `<target>.offset.storage.topic`; "": MM2's defaults), for `sparkmirror takeover`
     mm2_workers_group: str = field(default="", compare=False)
     mm2_offsets_topic: str = field(default="", compare=False)
+    # The source's and the target's schema registries (keys.SCHEMA_REGISTRY_PREFIX); None: the cluster has none
+    source_registry: SchemaRegistry | None = None
+    target_registry: SchemaRegistry | None = None
 
     @property
     def name(self) -> str:

@@ -71,6 +71,8 @@ class WriterSpec:
     message_limits: Mapping[str, int] | None = None  # remote topic -> max.message.bytes: a record over it is refused
     sql_rules: SqlRules = field(default_factory=SqlRules)  # applied in the projection; a filter adds `keep`
     sql_exempt_topics: tuple[str, ...] = ()  # source topics the SQL rules leave alone (heartbeats)
+    # schema id rewrite (options.schema_ids_spec): both registries' URLs and user info, unknown_ids; None: ids kept
+    schema_ids: Mapping[str, str] | None = field(default=None, repr=False)
 
     def to_json(self, driver: Mapping[str, object] | None = None, report_interval_ms: int = 0) -> str:
         """`driver`: on a cluster, the endpoint of the driver's channel server (host, port, token) that the
@@ -86,6 +88,7 @@ class WriterSpec:
                            "transforms": None if self.transforms is None else dict(self.transforms),
                            "message_limits": dict(self.message_limits or {}),
                            "filtered": bool(self.sql_rules.filter),
+                           "schema_ids": None if self.schema_ids is None else dict(self.schema_ids),
                            "provenance": None if self.provenance is None else
                            {"source": self.provenance[0], "target": self.provenance[1]}})
 

@@ -52,3 +52,19 @@ def flow_subjects(subjects: Iterable[str], topics: Iterable[str]) -> list[str]:
     sync copies without being told their names."""
     replicated = set(topics)
     return sorted(s for s in subjects if topic_subject(s, replicated) is not None)
+
+
+@dataclass(frozen=True)
+class SubjectCopy:
+    """A source subject of the flow's topics and its name on the target: its versions (oldest first), and those the
+    target's subject holds already (by content: the target numbers versions on its own)."""
+
+    source: str
+    target: str
+    versions: tuple[int, ...]
+    on_target: frozenset[int]
+
+    @property
+    def missing(self) -> tuple[int, ...]:
+        """The versions to register on the target, in order."""
+        return tuple(v for v in self.versions if v not in self.on_target)

@@ -189,6 +189,7 @@ class SparkEngine:
                                                        else None)
         source = options.source_options(flow.source_consumer, request.offsets, max_offsets,
                                         flow.source_consumer.origin, trigger.mode == options.REAL_TIME)
+        heartbeats = tuple(t for t in request.offsets if flow.policy.is_heartbeats_topic(t))  # MM2's own records
         writer = WriterSpec(request.channel, flow.target, producer, dict(request.remote_topics),
                             (flow.source, flow.target) if flow.provenance_enabled else None, producer_slots=tasks,
                             source_admin=dict(flow.source_admin), source_topic_ids=dict(request.topic_ids),
@@ -198,8 +199,13 @@ class SparkEngine:
                             transforms=options.transforms_spec(flow.transforms, flow.errors_tolerance,
                                                                flow.plugin_path, flow.source),
                             message_limits=dict(request.message_limits), sql_rules=flow.sql_rules,
-                            sql_exempt_topics=tuple(t for t in request.offsets if flow.policy.is_heartbeats_topic(t)))
-        source_format = options.source_format(flow.source_reader, tasks, source, flow.consumer_poll_timeout_ms)
+                            sql_exempt_topics=heartbeats,
+                            schema_ids=options.schema_ids_spec(flow.schemas, flow.schemas_unknown_ids,
+                                                               flow.source_registry, flow.target_registry, heartbeats))
+        batching = options.fetch_batching(flow.real_time_batch_fetches, flow.source_consumer,
+                                          trigger.mode == options.REAL_TIME)
+        source_format = options.source_format(flow.source_reader, tasks, source, flow.consumer_poll_timeout_ms,
+                                              batching)
         replication = ReplicationFlow(spark, flow.name, source, writer, request.checkpoint_dir, request.on_batch,
                                       trigger, max_tasks=tasks, lease_ms=request.lease_ms, source_format=source_format)
         return SparkQuery(replication.start(until_caught_up=request.until_caught_up), replication.pump, flow.name,

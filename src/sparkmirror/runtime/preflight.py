@@ -1,4 +1,4 @@
-"""Before the flows run, and the `plan` command's preview: probing the clusters, the flows' plans and ACL
+"""Before the flows run, and the `plan` command's preview: probing the clusters, the flows' plans, ACL and subject
 previews (read only), the SQL rules' check, the task slots Real-Time Mode needs, and the heartbeats topics that
 must exist before any flow plans its topics."""
 
@@ -17,6 +17,8 @@ from sparkmirror.control.topic_sync import create_internal_topic, observe_plan
 from sparkmirror.control.topics import TopicPlan
 from sparkmirror.errors import ConfigError
 from sparkmirror.pipeline import options
+from sparkmirror.policy.subjects import SubjectCopy, flow_subjects, target_subject
+from sparkmirror.registry.client import RegistryClient
 from sparkmirror.runtime.engine import Engine
 from sparkmirror.runtime.flow_runner import FlowRunner
 
@@ -50,6 +52,28 @@ def plan_acls(clients: Clients, flow: FlowConfig, topics: TopicPlan) -> AclPrevi
     """The topic ACLs a flow would sync, against what the target holds now; changes nothing."""
     source, target = flow_admins(clients, flow)
     return AclSync(lambda: flow, source, target, MemoryLedger(), lambda: topics.remote_topics).preview()
+
+
+def plan_subjects(flow: FlowConfig, topics: TopicPlan) -> list[SubjectCopy]:
+    """The registry subjects of a flow's topics (TopicNameStrategy) that rewriting its schema ids copies, named for
+    the target, with the versions the target holds already; reads both registries, changes nothing. Subjects of
+    other strategies are copied when a record first names them, so no preview lists them."""
+    if flow.source_registry is None or flow.target_registry is None:
+        return []
+    source = RegistryClient(flow.source, flow.source_registry)
+    target = RegistryClient(flow.target, flow.target_registry)
+    copies = []
+    for subject in flow_subjects(source.subjects(), topics.remote_topics):
+        name = target_subject(subject, topics.remote_topics, topics.remote_topics.__getitem__)
+        versions = source.versions(subject)
+        held = frozenset(v for v in versions if target.holds(name, _registrable(source.version(subject, v))))
+        copies.append(SubjectCopy(subject, name, tuple(versions), held))
+    return copies
+
+
+def _registrable(version: Mapping[str, object]) -> dict[str, object]:
+    """A registered version as a registration asks for it: the schema, its type unless Avro, its references."""
+    return {k: version[k] for k in ("schema", "schemaType", "references") if version.get(k)}
 
 
 def real_time_slots_wanted(clients: Clients, runners: Iterable[FlowRunner]) -> int:

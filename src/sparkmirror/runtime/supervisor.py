@@ -26,6 +26,7 @@ from sparkmirror.control.acl_sync import AclPreview
 from sparkmirror.control.ports import Clients, TopicAdmin
 from sparkmirror.control.topics import TopicPlan
 from sparkmirror.errors import PipelineError
+from sparkmirror.policy.subjects import SubjectCopy
 from sparkmirror.runtime import preflight
 from sparkmirror.runtime.assignment import Assignment
 from sparkmirror.runtime.engine import Engine
@@ -122,6 +123,10 @@ class Supervisor:
     def plan_acls(self, flow: FlowConfig, topics: TopicPlan) -> AclPreview:
         """The topic ACLs a flow would sync, against what the target holds now; changes nothing."""
         return preflight.plan_acls(self.clients, flow, topics)
+
+    def plan_subjects(self, flow: FlowConfig, topics: TopicPlan) -> list[SubjectCopy]:
+        """The registry subjects a flow that rewrites schema ids copies, against what the target holds now."""
+        return preflight.plan_subjects(flow, topics)
 
     # -- run -----------------------------------------------------------------------------------------
     def start(self) -> None:

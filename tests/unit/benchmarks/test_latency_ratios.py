@@ -28,3 +28,13 @@ def test_a_long_run_on_the_default_partitions_gives_only_the_long_p99_ratio():
     latency_ratios(r)
     assert r["latency_long_p99_ratio_vs_mm2"] == 0.3
     assert not any(key.startswith("latency_1000p") for key in r)
+
+
+def test_idle_cpu_is_a_ratio_per_row_only_when_the_run_measured_it():
+    r = result(None, 30.0)
+    latency_ratios(r)
+    assert "latency_idle_cpu_ratio_vs_mm2" not in r
+    r["replicators"]["mm2"]["idle_cpu_s_per_minute"] = 2.0
+    r["replicators"]["sparkmirror-real-time"]["idle_cpu_s_per_minute"] = 3.0
+    latency_ratios(r)
+    assert r["latency_idle_cpu_ratio_vs_mm2"] == {"sparkmirror-real-time": 1.5}

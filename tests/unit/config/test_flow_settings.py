@@ -14,8 +14,10 @@ TWO = "clusters = a, b\na.bootstrap.servers = servers-one\nb.bootstrap.servers =
 # Record shaping is read by config/transforms.py (lists of aliases with settings of their own, not one key each),
 # the file's own classes by config/custom_classes.py.
 _SHAPING_FIELDS = {"transforms", "errors_tolerance", "plugin_path", "sql_rules", "custom_classes"}
+# The clusters' schema registries, read from `<alias>.sparkmirror.schema.registry.*` (a flow change when they change).
+_REGISTRY_FIELDS = {"source_registry", "target_registry"}
 _SETTING_FIELDS = [f for f in dataclasses.fields(FlowConfig) if f.compare and f.type != "ClientSettings"
-                   and f.name not in {"source", "target", *_SHAPING_FIELDS}]
+                   and f.name not in {"source", "target", *_SHAPING_FIELDS, *_REGISTRY_FIELDS}]
 
 
 def load(text: str) -> MirrorMakerConfig:
@@ -31,7 +33,7 @@ def test_every_other_flowconfig_field_is_a_client_or_derived():
     others = {f.name for f in dataclasses.fields(FlowConfig)} - {s.field for s in FLOW_SETTINGS}
     clients = {f.name for f in dataclasses.fields(FlowConfig) if f.type in ("ClientSettings", ClientSettings)}
     derived = {f.name for f in dataclasses.fields(FlowConfig) if not f.compare}
-    assert others == {"source", "target"} | clients | derived | _SHAPING_FIELDS
+    assert others == {"source", "target"} | clients | derived | _SHAPING_FIELDS | _REGISTRY_FIELDS
     # the others: settings of the target cluster's dedicated MM2 worker, not a flow's
     assert derived == {"_reset_policy", "exactly_once_source_support", "mm2_workers_group", "mm2_offsets_topic"}
 

@@ -8,6 +8,7 @@ from sparkmirror.pipeline.options import (
     FLOW_SOURCE,
     SPARK_KAFKA_SOURCE,
     TriggerSpec,
+    fetch_batching,
     producer_settings,
     real_time_slots,
     real_time_slots_problem,
@@ -120,6 +121,23 @@ def test_the_source_reader_names_the_readstream_format_and_gives_sparkmirrors_it
     assert source_format("sparkmirror", 2, opts, 250) == FLOW_SOURCE and opts == {"tasks": "2", "pollMs": "250"}
     source_format("sparkmirror", 2, opts, 0)
     assert opts["pollMs"] == "1"  # MM2 takes 0; a source task's poll of 0 ms would spin
+
+
+def test_real_time_tasks_batch_fetches_under_load_unless_the_file_sets_the_fetch_wait_itself():
+    assert fetch_batching(200, {"bootstrap.servers": "a:1"}, real_time=True) == 200
+    assert fetch_batching(200, {"bootstrap.servers": "a:1"}, real_time=False) == 0  # micro-batches read ranges
+    assert fetch_batching(0, {}, real_time=True) == 0
+    assert fetch_batching(200, {"fetch.max.wait.ms": "500"}, real_time=True) == 0  # the file's own, throughout
+    assert fetch_batching(200, {"fetch.min.bytes": "1"}, real_time=True) == 0
+    opts: dict[str, str] = {}
+    source_format("sparkmirror", 2, opts, None, 200)
+    assert opts == {"tasks": "2", "batchFetchesAbove": "200", "batchFetchMinBytes": "65536",
+                    "batchFetchMaxWaitMs": "5"}
+    opts = {}
+    source_format("sparkmirror", 2, opts, None, 0)
+    assert opts == {"tasks": "2"}
+    spark_opts: dict[str, str] = {}
+    assert source_format("spark-kafka", 2, spark_opts, None, 200) == SPARK_KAFKA_SOURCE and spark_opts == {}
 
 
 def test_real_time_epochs_are_given_to_spark_as_a_duration():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sparkmirror.policy.replication import DefaultReplicationPolicy
-from sparkmirror.policy.subjects import SubjectTopic, flow_subjects, target_subject, topic_subject
+from sparkmirror.policy.subjects import SubjectCopy, SubjectTopic, flow_subjects, target_subject, topic_subject
 
 TOPICS = ["orders", "a-b", "payments.eu"]
 
@@ -33,3 +33,9 @@ def test_other_strategies_and_other_topics_keep_their_names():
 def test_a_flow_syncs_its_topics_subjects_only():
     assert flow_subjects(["invoices-value", "orders-value", "com.acme.Order", "a-b-key", "orders-key"], TOPICS) == [
         "a-b-key", "orders-key", "orders-value"]
+
+
+def test_a_subject_copy_registers_the_versions_the_target_lacks_in_order():
+    copy = SubjectCopy("orders-value", "A.orders-value", (1, 2, 3), frozenset({2}))
+    assert copy.missing == (1, 3)
+    assert SubjectCopy("s", "s", (1,), frozenset({1})).missing == ()

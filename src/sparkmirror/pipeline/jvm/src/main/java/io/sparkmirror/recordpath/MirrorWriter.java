@@ -61,7 +61,8 @@ public final class MirrorWriter extends ForeachWriter<Row> {
         }
         Provenance stamp = spec.provenance == null ? null
             : new Provenance(spec.provenance.get("source"), spec.provenance.get("target"));
-        records = new TargetRecords(stamp, spec.transforms == null ? null : TransformStep.of(spec.transforms));
+        records = new TargetRecords(stamp, spec.transforms == null ? null : TransformStep.of(spec.transforms),
+                                    spec.newSchemaIds());
         limits = new MessageLimits(spec.messageLimits, spec.producerConfig.getOrDefault("compression.type", "none"));
         if (spec.transactionalPrefix == null) {
             slot = (int) (partitionId % spec.producerSlots);

@@ -2,6 +2,7 @@ package io.sparkmirror.recordpath;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Schema ids in Confluent's wire format, rewritten for the target's registry: a key or value written by a registry
@@ -17,27 +18,38 @@ final class SchemaIds {
     static final int HEADER_BYTES = 5;
     static final int NONE = -1;
 
-    /** The target's id for a source id, for a remote topic's keys or values; it may call the registries. */
+    /** The target's id for a source id, for the keys or values a source topic's records have in their remote topic;
+     * it may call the registries. An id the source registry does not know: {@link SchemaResolver.UnknownId}. */
     interface Resolver {
-        int targetId(String remoteTopic, boolean isKey, int sourceId);
+        int targetId(String sourceTopic, String remoteTopic, boolean isKey, int sourceId);
     }
 
     /** Keys and values of one topic may map one source id differently (their subjects differ), other topics too. */
-    private record Slot(String remoteTopic, boolean isKey, int sourceId) {}
+    private record Slot(String sourceTopic, String remoteTopic, boolean isKey, int sourceId) {}
 
     private final Resolver resolver;
+    private final boolean passUnknown;  // an id the source registry does not know: bytes kept (else it fails)
+    private final Set<String> exempt;  // source topics of no registry's records (heartbeats: MM2's format starts with 0)
     private final Map<Slot, Integer> cache = new HashMap<>();
 
-    SchemaIds(Resolver resolver) {
-        this.resolver = resolver;
+    SchemaIds(Resolver resolver, boolean passUnknown) {
+        this(resolver, passUnknown, Set.of());
     }
 
-    /** The schema id `bytes` start with, or {@link #NONE} when they are not in the wire format. */
+    SchemaIds(Resolver resolver, boolean passUnknown, Set<String> exempt) {
+        this.resolver = resolver;
+        this.passUnknown = passUnknown;
+        this.exempt = exempt;
+    }
+
+    /** The schema id `bytes` start with, or {@link #NONE} when they are not in the wire format (registries number
+     * schemas from 1, so bytes whose id would be 0 or negative are not). */
     static int schemaId(byte[] bytes) {
         if (bytes == null || bytes.length < HEADER_BYTES || bytes[0] != MAGIC) {
             return NONE;
         }
-        return ((bytes[1] & 0xff) << 24) | ((bytes[2] & 0xff) << 16) | ((bytes[3] & 0xff) << 8) | (bytes[4] & 0xff);
+        int id = ((bytes[1] & 0xff) << 24) | ((bytes[2] & 0xff) << 16) | ((bytes[3] & 0xff) << 8) | (bytes[4] & 0xff);
+        return id > 0 ? id : NONE;
     }
 
     /** A copy of `bytes` (in the wire format) with `id` as its schema id; every other byte kept. */
@@ -50,14 +62,26 @@ final class SchemaIds {
         return out;
     }
 
-    /** `bytes` with the target's schema id, or `bytes` itself when they carry none or already the target's. */
-    byte[] rewrite(String remoteTopic, boolean isKey, byte[] bytes) {
+    /** `bytes` with the target's schema id, or `bytes` itself when they carry none or already the target's (or an
+     * unknown one, when those pass). */
+    byte[] rewrite(String sourceTopic, String remoteTopic, boolean isKey, byte[] bytes) {
         int sourceId = schemaId(bytes);
-        if (sourceId == NONE) {
+        if (sourceId == NONE || exempt.contains(sourceTopic)) {
             return bytes;
         }
-        int targetId = cache.computeIfAbsent(new Slot(remoteTopic, isKey, sourceId),
-            slot -> resolver.targetId(remoteTopic, isKey, sourceId));
+        Slot slot = new Slot(sourceTopic, remoteTopic, isKey, sourceId);
+        Integer targetId = cache.get(slot);
+        if (targetId == null) {
+            try {
+                targetId = resolver.targetId(sourceTopic, remoteTopic, isKey, sourceId);
+            } catch (SchemaResolver.UnknownId e) {
+                if (!passUnknown) {
+                    throw e;
+                }
+                targetId = sourceId;
+            }
+            cache.put(slot, targetId);
+        }
         return targetId == sourceId ? bytes : withSchemaId(bytes, targetId);
     }
 }

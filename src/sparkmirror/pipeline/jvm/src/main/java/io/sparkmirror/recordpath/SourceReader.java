@@ -29,11 +29,16 @@ import org.apache.spark.unsafe.types.UTF8String;
  * partitions have no end: Spark asks for the next record with a time-out ({@link #nextWithTimeout}) and, when the
  * epoch ends, for the next offset of each partition ({@link #getOffset}), where the next epoch starts.
  *
+ * <p>In Real-Time Mode with batching (the default) a task holds two consumers, one of plain and one of batched
+ * fetches, and polls the one {@link FetchPace} chooses.
+ *
  * <p>A start below the partition's log start fails the task, as Spark's Kafka source does with failOnDataLoss: the
  * flow restarts and names the records removed.
  */
 final class SourceReader implements SupportsRealTimeRead<InternalRow> {
-    private final KafkaConsumer<byte[], byte[]> consumer;
+    private KafkaConsumer<byte[], byte[]> consumer;  // the one polled
+    private KafkaConsumer<byte[], byte[]> spare;  // Real-Time Mode with batching: the other one (FetchPace), else null
+    private final FetchPace pace;
     private final Map<TopicPartition, Long> until = new HashMap<>();
     private final Set<TopicPartition> open = new HashSet<>();
     private final Map<TopicPartition, Long> next = new HashMap<>();  // the next offset to hand on, per partition
@@ -44,10 +49,12 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
     private InternalRow current;
     private long progressAt = System.currentTimeMillis();
     private boolean broken;  // the last poll did not return: the consumer is closed, not kept
+    private boolean batchedNow;  // the polled consumer is the one of batched fetches
 
     SourceReader(SourceTask task) {
         SkipAhead.clear();  // an earlier task of this thread's
         this.consumer = SourceConsumers.acquire(task.consumerConfig);
+        this.pace = task.batching == null ? null : new FetchPace(task.batching.above(), System.currentTimeMillis());
         this.pollMs = task.pollMs;
         this.stallMs = task.stallMs;
         this.realTime = task.realTime;
@@ -60,12 +67,19 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
             open.add(tp);
         }
         try {
+            if (pace != null) {
+                spare = SourceConsumers.acquire(task.batching.consumerConfig());
+                spare.assign(assigned);
+            }
             consumer.assign(assigned);
             for (SourceRanges.Range r : task.ranges) {
                 consumer.seek(new TopicPartition(r.topic(), r.partition()), r.from());
             }
         } catch (RuntimeException e) {
             SourceConsumers.discard(consumer);  // no reader to close it
+            if (spare != null) {
+                SourceConsumers.discard(spare);
+            }
             throw e;
         }
     }
@@ -129,11 +143,17 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
 
     private void poll(long waitMs) {
         skipAhead();
+        if (pace != null && pace.batched() != batchedNow) {
+            swap();
+        }
         broken = true;  // until the poll returns: an interrupted or failed consumer is not given back to the pool
         try {
             var records = consumer.poll(Duration.ofMillis(waitMs));
             broken = false;
             long now = System.currentTimeMillis();
+            if (pace != null) {
+                pace.afterPoll(now, !records.isEmpty());
+            }
             if (!records.isEmpty() || realTime) {  // in Real-Time Mode no record for a while is no stall
                 progressAt = now;
             } else if (now - progressAt > stallMs) {
@@ -146,6 +166,21 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
                 + e.offsetOutOfRangePartitions() + " (offsets no longer on the source; Spark's Kafka source calls this "
                 + "data loss). The flow starts again from the source's log start and names them");
         }
+    }
+
+    /**
+     * Poll the other consumer from here on, from where this one is: every record this one returned has been handed on
+     * (a poll comes only once they are), and its position is past any transaction marker it read. What the other one
+     * fetched before is dropped by the seek; what this one has in flight is dropped by its own next seek.
+     */
+    private void swap() {
+        for (TopicPartition tp : open) {
+            spare.seek(tp, consumer.position(tp));
+        }
+        KafkaConsumer<byte[], byte[]> polled = consumer;
+        consumer = spare;
+        spare = polled;
+        batchedNow = !batchedNow;
     }
 
     /** A retried task: seek past the records its writer found already on the target (see {@link SkipAhead}). */
@@ -177,6 +212,9 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
     private void close(TopicPartition tp) {
         open.remove(tp);
         consumer.pause(List.of(tp));  // its later records are not fetched for nothing
+        if (spare != null) {
+            spare.pause(List.of(tp));
+        }
     }
 
     @Override
@@ -191,6 +229,9 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
             SourceConsumers.discard(consumer);
         } else {
             SourceConsumers.release(consumer);
+        }
+        if (spare != null) {
+            SourceConsumers.release(spare);  // not polled since it was last sought: nothing of it is half done
         }
     }
 

@@ -43,6 +43,7 @@ final class SourceStream implements MicroBatchStream, SupportsTriggerAvailableNo
     private final int tasks;
     private final long pollMs;
     private final long stallMs;
+    private final SourceTask.Batching batching;  // Real-Time Mode's batched fetches, or null
     private KafkaConsumer<byte[], byte[]> ends;  // the driver's, for end offsets
     private Map<TopicPartition, Long> availableNow;  // AvailableNow: the ends when the query started
 
@@ -65,11 +66,25 @@ final class SourceStream implements MicroBatchStream, SupportsTriggerAvailableNo
         this.tasks = Integer.parseInt(options.getOrDefault("tasks", "2"));
         this.pollMs = Long.parseLong(options.getOrDefault("pollMs", String.valueOf(DEFAULT_POLL_MS)));
         this.stallMs = Long.parseLong(options.getOrDefault("stallMs", String.valueOf(DEFAULT_STALL_MS)));
+        this.batching = batching(options, consumerConfig);
         for (TopicPartition tp : partitions) {
             if (!startingOffsets.containsKey(tp)) {
                 throw new RecordPathException("option startingOffsets has no offset for assigned partition " + tp);
             }
         }
+    }
+
+    /** Options batchFetchesAbove, batchFetchMinBytes and batchFetchMaxWaitMs: the consumer settings of batched
+     * fetches, and the polls with records a second above which a Real-Time Mode task uses them. */
+    private static SourceTask.Batching batching(Map<String, String> options, Map<String, Object> consumerConfig) {
+        int above = Integer.parseInt(options.getOrDefault("batchFetchesAbove", "0"));
+        if (above <= 0) {
+            return null;
+        }
+        HashMap<String, Object> batched = new HashMap<>(consumerConfig);
+        batched.put("fetch.min.bytes", required(options, "batchFetchMinBytes"));
+        batched.put("fetch.max.wait.ms", required(options, "batchFetchMaxWaitMs"));
+        return new SourceTask.Batching(above, batched);
     }
 
     private static String required(Map<String, String> options, String key) {
@@ -133,7 +148,7 @@ final class SourceStream implements MicroBatchStream, SupportsTriggerAvailableNo
                                                                  ((SourcePositions) end).byPartition(), tasks);
         InputPartition[] out = new InputPartition[plan.size()];
         for (int i = 0; i < out.length; i++) {
-            out[i] = new SourceTask(plan.get(i), consumerConfig, pollMs, stallMs, false);
+            out[i] = new SourceTask(plan.get(i), consumerConfig, pollMs, stallMs, false, null);
         }
         return out;
     }
@@ -144,7 +159,7 @@ final class SourceStream implements MicroBatchStream, SupportsTriggerAvailableNo
         List<List<SourceRanges.Range>> plan = SourceRanges.endless(from, tasks);
         InputPartition[] out = new InputPartition[plan.size()];
         for (int i = 0; i < out.length; i++) {
-            out[i] = new SourceTask(plan.get(i), consumerConfig, pollMs, stallMs, true);
+            out[i] = new SourceTask(plan.get(i), consumerConfig, pollMs, stallMs, true, batching);
         }
         return out;
     }
@@ -171,5 +186,8 @@ final class SourceStream implements MicroBatchStream, SupportsTriggerAvailableNo
             ends = null;
         }
         SourceConsumers.closeAll(consumerConfig);  // in local mode the tasks' consumers are in this JVM
+        if (batching != null) {
+            SourceConsumers.closeAll(batching.consumerConfig());
+        }
     }
 }

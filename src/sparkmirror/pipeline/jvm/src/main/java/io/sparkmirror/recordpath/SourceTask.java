@@ -19,14 +19,20 @@ final class SourceTask implements InputPartition {
     final long pollMs;
     final long stallMs;
     final boolean realTime;  // Real-Time Mode: the ranges have no end
+    final Batching batching;  // Real-Time Mode: when and how to batch fetches (FetchPace); null: never
+
+    /** Batched fetches' consumer settings, used above {@code above} polls with records a second. */
+    record Batching(int above, HashMap<String, Object> consumerConfig) implements java.io.Serializable {
+    }
 
     SourceTask(List<SourceRanges.Range> ranges, Map<String, Object> consumerConfig, long pollMs, long stallMs,
-               boolean realTime) {
+               boolean realTime, Batching batching) {
         this.ranges = new ArrayList<>(ranges);
         this.consumerConfig = new HashMap<>(consumerConfig);
         this.pollMs = pollMs;
         this.stallMs = stallMs;
         this.realTime = realTime;
+        this.batching = realTime ? batching : null;
     }
 
     /** Makes each task's reader. */

@@ -9,23 +9,43 @@ import org.apache.spark.sql.Row;
 /**
  * The record the target gets for a source record: the same key, value, headers (in order), timestamp and partition
  * in its remote topic, or what the flow's transforms make of it; with the provenance header stamped, unless the
- * target already saw the record.
+ * target already saw the record, and the target registry's schema ids in a key or value of Confluent's wire format
+ * when the flow rewrites them.
  */
 final class TargetRecords {
     private final Provenance stamp;  // null: no provenance header
     private final TransformStep step;  // null: no transforms
+    private final SchemaIds ids;  // null: schema ids kept
 
-    TargetRecords(Provenance stamp, TransformStep step) {
+    TargetRecords(Provenance stamp, TransformStep step, SchemaIds ids) {
         this.stamp = stamp;
         this.step = step;
+        this.ids = ids;
     }
 
     /** The record to send; null when it is not written (the target saw it, or a transform dropped it: counted
      * as dropped in the partition's log), {@link TransformStep#FAILED} when a transform's failure was tolerated. */
     ProducerRecord<byte[], byte[]> of(Row row, TaskPartition p, String topic, long offset, int partition,
                                       long timestamp, byte[] key, byte[] value) {
-        return step == null ? plain(row, p, partition, timestamp, key, value)
+        ProducerRecord<byte[], byte[]> out = step == null ? plain(row, p, partition, timestamp, key, value)
             : shaped(row, p, topic, offset, partition, timestamp, key, value);
+        return ids == null || out == null || out == TransformStep.FAILED ? out : withTargetIds(out, topic, partition,
+                                                                                               offset);
+    }
+
+    /** The record with the target's schema ids, in the topic it is written to (a transform may have renamed it). */
+    private ProducerRecord<byte[], byte[]> withTargetIds(ProducerRecord<byte[], byte[]> r, String topic, int partition,
+                                                         long offset) {
+        try {
+            byte[] key = ids.rewrite(topic, r.topic(), true, r.key());
+            byte[] value = ids.rewrite(topic, r.topic(), false, r.value());
+            return key == r.key() && value == r.value() ? r
+                : new ProducerRecord<>(r.topic(), r.partition(), r.timestamp(), key, value, r.headers());
+        } catch (SchemaResolver.UnknownId e) {
+            throw new RecordPathException(topic + "-" + partition + "@" + offset + ": " + e.getMessage() + ". A "
+                + "consumer on the target could not read it; to copy such records unchanged, set "
+                + "sparkmirror.schemas.unknown.ids = pass for the flow");
+        }
     }
 
     /** The record as it was, the provenance header stamped; null when the target already saw it. */

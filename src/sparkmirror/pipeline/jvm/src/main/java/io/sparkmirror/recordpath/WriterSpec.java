@@ -24,6 +24,9 @@ final class WriterSpec implements Serializable {
     final int producerSlots;
     final HashMap<String, String> sourceAdmin;  // Java admin settings of the source cluster
     final HashMap<String, String> sourceTopicIds;  // topic -> the id the query was planned with
+    // schema id rewrite: source_url, source_user_info, target_url, target_user_info, unknown_ids, exempt_topics (comma
+    // list); null: ids kept
+    final HashMap<String, String> schemaIds;
 
     final HashMap<String, Object> driver;  // the driver's channel endpoint; null in local mode
     final String transactionalPrefix;  // null: at least once
@@ -52,6 +55,7 @@ final class WriterSpec implements Serializable {
         Map<String, Object> chain = (Map<String, Object>) s.get("transforms");
         this.transforms = chain == null ? null : new HashMap<>(chain);
         this.filtered = Boolean.TRUE.equals(s.get("filtered"));
+        this.schemaIds = s.get("schema_ids") == null ? null : strings(s.get("schema_ids"));
         this.messageLimits = new HashMap<>();
         if (s.get("message_limits") != null) {
             strings(s.get("message_limits")).forEach((topic, limit) -> messageLimits.put(topic, Integer.parseInt(limit)));
@@ -61,6 +65,24 @@ final class WriterSpec implements Serializable {
         this.transactionalPrefix = once == null ? null : (String) once.get("transactional_id");
         this.positionsGroup = once == null ? null : (String) once.get("positions_group");
         this.targetAdmin = once == null ? null : strings(once.get("admin"));
+    }
+
+    /** The schema id rewrite of each task, or null when the flow keeps the ids. */
+    SchemaIds newSchemaIds() {
+        return schemaIds(schemaIds);
+    }
+
+    /** The rewrite a spec's schema_ids describe (source_url, source_user_info, target_url, ...); null for null. */
+    static SchemaIds schemaIds(Map<String, String> spec) {
+        if (spec == null) {
+            return null;
+        }
+        SchemaResolver resolver = new SchemaResolver(
+            new RegistryClient(spec.get("source_url"), spec.get("source_user_info")),
+            new RegistryClient(spec.get("target_url"), spec.get("target_user_info")));
+        String exempt = spec.getOrDefault("exempt_topics", "");
+        return new SchemaIds(resolver, "pass".equals(spec.get("unknown_ids")),
+                             exempt.isEmpty() ? java.util.Set.of() : java.util.Set.of(exempt.split(",")));
     }
 
     /** The remote topic the query planned for a source topic. */

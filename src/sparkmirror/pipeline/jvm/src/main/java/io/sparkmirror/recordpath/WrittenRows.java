@@ -22,7 +22,7 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * What a flow writes for each source record, as rows: {@code sparkmirror verify} compares these, not the source's
  * records, with the target's. The rows go through the writer's own {@link TargetRecords} (the provenance header, MM2's
- * transforms), so verify and the flow cannot disagree on what a record becomes. A record the flow does not write (a
+ * transforms, the schema id rewrite), so verify and the flow cannot disagree on what a record becomes. A record the flow does not write (a
  * transform dropped it, a tolerated failure skipped it, the target already saw it) yields no row; so does one whose
  * transform fails the flow: the flow stops before it, so it is never in the range verify compares.
  */
@@ -32,15 +32,18 @@ public final class WrittenRows implements MapPartitionsFunction<Row, Row> {
     private final HashMap<String, String> provenance;  // source, target; null: no provenance header
     private final HashMap<String, Object> transforms;  // TransformStep.of's spec; null: none
     private final HashMap<String, String> remoteTopics;
+    private final HashMap<String, String> schemaIds;  // WriterSpec's schema_ids; null: ids kept
 
-    /** {@code spec}: JSON with provenance, transforms (as in the writer's spec) and remote_topics. */
+    /** {@code spec}: JSON with provenance, transforms, schema_ids (as in the writer's spec) and remote_topics. */
     @SuppressWarnings("unchecked")
     public WrittenRows(String spec) throws Exception {
         Map<String, Object> s = new ObjectMapper().readValue(spec, new TypeReference<Map<String, Object>>() { });
         Map<String, String> stamp = (Map<String, String>) s.get("provenance");
         Map<String, Object> chain = (Map<String, Object>) s.get("transforms");
+        Map<String, String> ids = (Map<String, String>) s.get("schema_ids");
         this.provenance = stamp == null ? null : new HashMap<>(stamp);
         this.transforms = chain == null ? null : new HashMap<>(chain);
+        this.schemaIds = ids == null ? null : new HashMap<>(ids);
         this.remoteTopics = new HashMap<>((Map<String, String>) s.get("remote_topics"));
     }
 
@@ -66,7 +69,8 @@ public final class WrittenRows implements MapPartitionsFunction<Row, Row> {
     @Override
     public Iterator<Row> call(Iterator<Row> rows) {
         Provenance stamp = provenance == null ? null : new Provenance(provenance.get("source"), provenance.get("target"));
-        TargetRecords records = new TargetRecords(stamp, transforms == null ? null : TransformStep.of(transforms));
+        TargetRecords records = new TargetRecords(stamp, transforms == null ? null : TransformStep.of(transforms),
+                                                  WriterSpec.schemaIds(schemaIds));
         return new Written(rows, records, remoteTopics);
     }
 

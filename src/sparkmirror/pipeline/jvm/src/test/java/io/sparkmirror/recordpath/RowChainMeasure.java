@@ -34,9 +34,9 @@ final class RowChainMeasure {
                  Map.of("name", "skip", "type", "HasHeaderKey"), false));
         TransformStep connect = new TransformStep(new ConnectRowChain(Stages.chain(stages)), false, "A");
         TransformStep bytes = TransformStep.of(spec(stages, "none"));
-        Map<String, TargetRecords> all = Map.of("none", new TargetRecords(null, null),
-                                                "connect", new TargetRecords(null, connect),
-                                                "bytes", new TargetRecords(null, bytes));
+        Map<String, TargetRecords> all = Map.of("none", new TargetRecords(null, null, null),
+                                                "connect", new TargetRecords(null, connect, null),
+                                                "bytes", new TargetRecords(null, bytes, null));
         String[] names = args.length > 1 ? Arrays.copyOfRange(args, 1, args.length)
             : new String[] {"none", "connect", "bytes"};
         TargetRecords[] paths = Arrays.stream(names).map(all::get).toArray(TargetRecords[]::new);

@@ -11,13 +11,14 @@ import org.junit.jupiter.api.Test;
 
 class SchemaIdsTest {
     private final List<String> asked = new ArrayList<>();
-    private final SchemaIds ids = new SchemaIds((topic, isKey, id) -> {
+    private final SchemaIds.Resolver resolver = (sourceTopic, topic, isKey, id) -> {
         asked.add(topic + (isKey ? "-key:" : "-value:") + id);
         if (id == 404) {
-            throw new RecordPathException("schema id 404 is not in the source registry");
+            throw new SchemaResolver.UnknownId("schema id 404 is not in the source registry");
         }
         return isKey ? id + 1000 : id + 100;
-    });
+    };
+    private final SchemaIds ids = new SchemaIds(resolver, false);
 
     private static byte[] wire(int id, int... payload) {
         byte[] out = new byte[SchemaIds.HEADER_BYTES + payload.length];
@@ -42,34 +43,55 @@ class SchemaIdsTest {
     void bytesNotInTheWireFormatPassUntouchedAndNothingIsAsked() {
         byte[] json = "{\"a\":1}".getBytes();
         byte[] shortOne = {0, 0, 1};
-        assertSame(json, ids.rewrite("A.t", false, json));
-        assertSame(shortOne, ids.rewrite("A.t", false, shortOne));
-        assertEquals(null, ids.rewrite("A.t", true, null));
+        byte[] negative = wire(-5, 1);  // a zero byte, then bytes no registry id has
+        byte[] zero = wire(0, 1);
+        assertSame(json, ids.rewrite("t", "A.t", false, json));
+        assertSame(shortOne, ids.rewrite("t", "A.t", false, shortOne));
+        assertSame(negative, ids.rewrite("t", "A.t", false, negative));
+        assertSame(zero, ids.rewrite("t", "A.t", false, zero));
+        assertEquals(null, ids.rewrite("t", "A.t", true, null));
         assertEquals(List.of(), asked);
     }
 
     @Test
     void onlyTheIdChangesTheProtobufMessageIndexesAndPayloadStay() {
         byte[] protobuf = wire(5, 2, 0, 2, 0x0a, 0x03, 'a', 'b', 'c');  // indexes [1, 1] zig-zag coded, then the message
-        assertArrayEquals(wire(105, 2, 0, 2, 0x0a, 0x03, 'a', 'b', 'c'), ids.rewrite("A.t", false, protobuf));
+        assertArrayEquals(wire(105, 2, 0, 2, 0x0a, 0x03, 'a', 'b', 'c'), ids.rewrite("t", "A.t", false, protobuf));
         assertEquals(5, SchemaIds.schemaId(protobuf), "the record's own bytes are not changed");
     }
 
     @Test
     void eachIdIsResolvedOncePerTopicAndKindThenCached() {
-        ids.rewrite("A.t", false, wire(5, 1));
-        ids.rewrite("A.t", false, wire(5, 2));
-        ids.rewrite("A.t", true, wire(5, 3));
-        ids.rewrite("A.u", false, wire(5, 4));
+        ids.rewrite("t", "A.t", false, wire(5, 1));
+        ids.rewrite("t", "A.t", false, wire(5, 2));
+        ids.rewrite("t", "A.t", true, wire(5, 3));
+        ids.rewrite("t", "A.u", false, wire(5, 4));
         assertEquals(List.of("A.t-value:5", "A.t-key:5", "A.u-value:5"), asked);
-        assertArrayEquals(wire(1005, 3), ids.rewrite("A.t", true, wire(5, 3)));
+        assertArrayEquals(wire(1005, 3), ids.rewrite("t", "A.t", true, wire(5, 3)));
     }
 
     @Test
     void anUnknownIdFailsWithTheResolversMessageAndIsNotCached() {
-        RecordPathException e = assertThrows(RecordPathException.class, () -> ids.rewrite("A.t", false, wire(404)));
+        var e = assertThrows(SchemaResolver.UnknownId.class, () -> ids.rewrite("t", "A.t", false, wire(404)));
         assertEquals("schema id 404 is not in the source registry", e.getMessage());
-        assertThrows(RecordPathException.class, () -> ids.rewrite("A.t", false, wire(404)));
+        assertThrows(SchemaResolver.UnknownId.class, () -> ids.rewrite("t", "A.t", false, wire(404)));
         assertEquals(2, asked.size());
+    }
+
+    @Test
+    void whenUnknownIdsPassTheyAreKeptAndAskedOnce() {
+        SchemaIds passing = new SchemaIds(resolver, true);
+        byte[] unknown = wire(404, 1);
+        assertSame(unknown, passing.rewrite("t", "A.t", false, unknown));
+        assertSame(unknown, passing.rewrite("t", "A.t", false, unknown));
+        assertEquals(List.of("A.t-value:404"), asked);
+    }
+
+    @Test
+    void exemptTopicsKeepTheirBytesUnasked() {
+        SchemaIds exempting = new SchemaIds(resolver, false, java.util.Set.of("heartbeats"));
+        byte[] heartbeatKey = wire(7, 1);  // MM2's heartbeat key starts with its version, a zero short
+        assertSame(heartbeatKey, exempting.rewrite("heartbeats", "A.heartbeats", true, heartbeatKey));
+        assertEquals(List.of(), asked);
     }
 }

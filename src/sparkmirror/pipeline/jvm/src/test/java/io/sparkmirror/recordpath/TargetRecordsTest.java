@@ -33,7 +33,7 @@ class TargetRecordsTest {
     @Test
     void withoutProvenanceOrTransformsTheRecordIsCopiedAsItIs() {
         Row row = record("t", 1, 5L, 1_000L, null, "v", header("a", "1"), header("a", "2"));
-        ProducerRecord<byte[], byte[]> out = of(new TargetRecords(null, null), row);
+        ProducerRecord<byte[], byte[]> out = of(new TargetRecords(null, null, null), row);
         assertEquals("A.t", out.topic());
         assertEquals(1, out.partition());
         assertEquals(1_000L, out.timestamp());
@@ -44,7 +44,7 @@ class TargetRecordsTest {
 
     @Test
     void theProvenanceHeaderIsStampedOrTheRecordSkipped() {
-        TargetRecords records = new TargetRecords(new Provenance("A", "B"), null);
+        TargetRecords records = new TargetRecords(new Provenance("A", "B"), null, null);
         assertEquals(List.of("a=1", PROVENANCE + "=A"),
                      shown(of(records, record("t", 1, 5L, 0L, "k", "v", header("a", "1"))).headers()));
         assertNull(of(records, record("t", 1, 6L, 0L, "k", "v", header(PROVENANCE, "B"))));
@@ -55,7 +55,8 @@ class TargetRecordsTest {
     @Test
     void throughTransformsTheProvenanceHeaderIsSetLast() {
         TargetRecords records = new TargetRecords(new Provenance("A", "B"),
-                                                  step(stage("drop", "DropHeaders", Map.of("headers", "a")), "none"));
+                                                  step(stage("drop", "DropHeaders", Map.of("headers", "a")), "none"),
+                                                  null);
         ProducerRecord<byte[], byte[]> out = of(records, record("t", 1, 5L, 0L, "k", "v", header(PROVENANCE, "C"),
                                                                 header("a", "1"), header("b", "2")));
         assertEquals(List.of(PROVENANCE + "=C,A", "b=2"), shown(out.headers()));
@@ -66,7 +67,8 @@ class TargetRecordsTest {
     @Test
     void aRecordATransformDropsIsCountedAsDropped() {
         TargetRecords records = new TargetRecords(null, step(when(stage("skip", "Filter", Map.of()), "x",
-                                                                  "HasHeaderKey", Map.of("name", "x"), false), "none"));
+                                                                  "HasHeaderKey", Map.of("name", "x"), false), "none"),
+                                                  null);
         assertNull(of(records, record("t", 1, 5L, 0L, "k", "v", header("x", "1"))));
         partition.log.skipped(5L);  // as the writer does for a null
         assertEquals(1L, partition.log.report().get("dropped"));
@@ -75,7 +77,39 @@ class TargetRecordsTest {
     @Test
     void aToleratedFailureIsFailed() {
         TargetRecords records = new TargetRecords(null, step(stage("extract", "ExtractField$Value",
-                                                                   Map.of("field", "f")), "all"));
+                                                                   Map.of("field", "f")), "all"), null);
         assertSame(TransformStep.FAILED, of(records, record("t", 1, 5L, 0L, "k", "v")));
+    }
+
+    private static String wire(int id, String payload) {
+        return new String(new byte[] {0, 0, 0, 0, (byte) id}, java.nio.charset.StandardCharsets.ISO_8859_1) + payload;
+    }
+
+    @Test
+    void schemaIdsOfKeysAndValuesBecomeTheTargetsOnTheTopicTheRecordIsWrittenTo() {
+        List<String> asked = new java.util.ArrayList<>();
+        SchemaIds ids = new SchemaIds((source, remote, isKey, id) -> {
+            asked.add(source + ">" + remote + (isKey ? ":key:" : ":value:") + id);
+            return id + 10;
+        }, false);
+        TargetRecords records = new TargetRecords(null, null, ids);
+        ProducerRecord<byte[], byte[]> out = of(records, record("t", 1, 5L, 0L, wire(1, "k"), wire(2, "v")));
+        assertEquals(11, SchemaIds.schemaId(out.key()));
+        assertEquals(12, SchemaIds.schemaId(out.value()));
+        assertEquals(List.of("t>A.t:key:1", "t>A.t:value:2"), asked);
+        ProducerRecord<byte[], byte[]> plain = of(records, record("t", 1, 6L, 0L, "k", "v"));
+        assertEquals("v", new String(plain.value()), "bytes not in the wire format pass");
+    }
+
+    @Test
+    void anUnknownSchemaIdNamesTheRecordAndTheSettingThatLetsItPass() {
+        SchemaIds ids = new SchemaIds((source, remote, isKey, id) -> {
+            throw new SchemaResolver.UnknownId("schema id " + id + " is not in the source's schema registry http://a");
+        }, false);
+        RecordPathException e = org.junit.jupiter.api.Assertions.assertThrows(RecordPathException.class,
+            () -> of(new TargetRecords(null, null, ids), record("t", 1, 5L, 0L, "k", wire(7, "v"))));
+        assertEquals("t-1@5: schema id 7 is not in the source's schema registry http://a. A consumer on the target "
+            + "could not read it; to copy such records unchanged, set sparkmirror.schemas.unknown.ids = pass for the "
+            + "flow", e.getMessage());
     }
 }
