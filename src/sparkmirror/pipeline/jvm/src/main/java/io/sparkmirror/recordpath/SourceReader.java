@@ -231,7 +231,8 @@ final class SourceReader implements SupportsRealTimeRead<InternalRow> {
             SourceConsumers.release(consumer);
         }
         if (spare != null) {
-            SourceConsumers.release(spare);  // not polled since it was last sought: nothing of it is half done
+            SourceConsumers.release(spare);  // not inside a poll: back to the pool (a fetch in flight is dropped by
+                                             // its next task's seek)
         }
     }
 
