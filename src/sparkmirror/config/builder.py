@@ -132,7 +132,7 @@ class _Builder:
         self._security_protocols()
         self._converters(aliases)
         self._top_level_ignored()
-        flows = [self._flow(s, t) for s in aliases for t in aliases if s != t]
+        flows = [self._flow(s, t, clusters) for s in aliases for t in aliases if s != t]
         self._separator_in_aliases(flows)
         unused = self._unused_keys(aliases, {(f.source, f.target) for f in flows if f.custom_classes})
         metrics_port = self._metrics_port()
@@ -294,7 +294,7 @@ class _Builder:
                                 f"{', '.join(keys.SECURITY_PROTOCOLS)}")
 
     # -- one flow ------------------------------------------------------------------------------------
-    def _flow(self, source: str, target: str) -> FlowConfig:
+    def _flow(self, source: str, target: str, clusters: Mapping[str, ClusterConfig]) -> FlowConfig:
         conn = connector_props(self.sourced, source, target, _is_connector_key)
         self._deprecated_aliases(conn)
         r = ConnectorReader(self, conn)
@@ -315,7 +315,8 @@ class _Builder:
                           _reset_policy=reset, exactly_once_source_support=self._exactly_once_source_support(target),
                           mm2_workers_group=self._worker_setting(target, keys.WORKER_GROUP_ID),
                           mm2_offsets_topic=self._worker_setting(target, keys.WORKER_OFFSET_STORAGE_TOPIC),
-                          source_registry=self._schema_registry(source), target_registry=self._schema_registry(target))
+                          source_registry=clusters[source].schema_registry,
+                          target_registry=clusters[target].schema_registry)
         r.offset_syncs_consistency(flow)
         self._registries_needed(flow, conn)
         return flow
